@@ -1,0 +1,135 @@
+"""The `wamdiff2` command: one entry point whose sub-commands live in their rooms.
+
+Each sub-command is named by a target ``"package.module:name"``; the module provides
+``name(args) -> int`` and, optionally, ``name_arguments(parser)``. Modules are
+imported only for the command that runs, so ``wamdiff2 --help`` stays fast and never
+imports torch or rclpy. A target that does not exist yet says so and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+# command -> (help, target) or (help, {subcommand: (help, target)})
+COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
+    "model": (
+        "create and inspect model checkpoints",
+        {
+            "init": ("write a random-initialised preset checkpoint", "wamdiff2_ros.model.commands:init"),
+            "info": ("print a checkpoint's parameters, block size, tokens", "wamdiff2_ros.model.commands:info"),
+        },
+    ),
+    "bench": (
+        "benchmarks that print a table and write JSON",
+        {
+            "decode": ("decode tokens/s per engine and block size", "wamdiff2_ros.decoding.bench:decode"),
+            "synth": ("frames per second of the synthetic world", "wamdiff2_ros.data.commands:bench"),
+        },
+    ),
+    "synth": ("write synthetic NAVSIM-format logs and camera images", "wamdiff2_ros.data.commands:synth"),
+    "data": (
+        "inspect and export NAVSIM-format logs",
+        {
+            "inspect": ("summarise logs: frames, scenes, cameras", "wamdiff2_ros.data.commands:inspect"),
+            "export": ("write the reference's conversation JSON", "wamdiff2_ros.data.commands:export"),
+        },
+    ),
+    "train": (
+        "AR baseline and the three-stage hierarchical distillation",
+        {
+            "ar": ("stage 0: autoregressive generalist (B=1)", "wamdiff2_ros.training.commands:ar"),
+            "adapt": ("stage I: progressive block-wise adaptation", "wamdiff2_ros.training.commands:adapt"),
+            "distill-block": ("stage II: block-wise distillation", "wamdiff2_ros.training.commands:distill_block"),
+            "distill-model": ("stage III: cross-scale model distillation", "wamdiff2_ros.training.commands:distill_model"),
+        },
+    ),
+    "eval": (
+        "evaluate a model on NAVSIM-format logs",
+        {"open-loop": ("open-loop planning/QA/detection evaluation", "wamdiff2_ros.evaluation.commands:open_loop")},
+    ),
+    "bag": (
+        "rosbag2 export and evaluation",
+        {
+            "export": ("write NAVSIM logs as a rosbag2 (MCAP or sqlite3)", "wamdiff2_ros.ros.bag_export:export"),
+            "eval": ("score recorded Trajectory messages against logs", "wamdiff2_ros.evaluation.commands:bag_eval"),
+        },
+    ),
+    "demo": ("run the nodes end to end and write a summary", "wamdiff2_ros.ros.demo:demo"),
+}
+
+
+class NotImplementedCommand(Exception):
+    """The target of a sub-command does not exist yet."""
+
+
+def _resolve(target: str) -> tuple[Callable[[argparse.ArgumentParser], None] | None, Callable[..., int]]:
+    module_name, _, name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            raise NotImplementedCommand(target) from exc
+        raise
+    run = getattr(module, name, None)
+    if run is None:
+        raise NotImplementedCommand(target)
+    return getattr(module, f"{name}_arguments", None), run
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="wamdiff2",
+        description="WAM-Diff2 driving VLA: models, data, training, evaluation, ROS 2 demo.",
+    )
+    parser.add_argument("--version", action="version", version="wamdiff2_ros 0.1.0")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (help_text, spec) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, add_help=False)
+        if isinstance(spec, dict):
+            p.epilog = "sub-commands: " + ", ".join(spec)
+    return parser
+
+
+def _command_parser(path: list[str], help_text: str) -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(prog="wamdiff2 " + " ".join(path), description=help_text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    top = _top_parser()
+    if not argv or argv[0] not in COMMANDS:
+        top.parse_args(argv or ["--help"])  # prints help / errors and exits
+        return 2
+    name, rest = argv[0], argv[1:]
+    help_text, spec = COMMANDS[name]
+    path = [name]
+    if isinstance(spec, dict):
+        sub = _command_parser(path, help_text)
+        choices = sub.add_subparsers(dest="sub", metavar="SUBCOMMAND", required=True)
+        for sub_name, (sub_help, _) in spec.items():
+            choices.add_parser(sub_name, help=sub_help, add_help=False)
+        if not rest or rest[0] not in spec:
+            sub.parse_args(rest or ["--help"])
+            return 2
+        path.append(rest[0])
+        help_text, target = spec[rest[0]]
+        rest = rest[1:]
+    else:
+        target = spec
+    try:
+        add_arguments, run = _resolve(target)
+    except NotImplementedCommand:
+        print(f"wamdiff2 {' '.join(path)}: not implemented yet ({target} does not exist)", file=sys.stderr)
+        return 2
+    parser = _command_parser(path, help_text)
+    if add_arguments is not None:
+        add_arguments(parser)
+    args = parser.parse_args(rest)
+    return int(run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

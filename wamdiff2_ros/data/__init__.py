@@ -1,0 +1,1 @@
+"""NAVSIM-format data: safe log reader, synthetic driving world, multi-task samples."""

@@ -1,0 +1,1 @@
+"""AR and block-diffusion decoders: a readable reference and a fast static-cache engine."""

@@ -1,0 +1,1 @@
+"""Evaluation: planning, QA and detection metrics, bag scoring, reports and plots."""
