@@ -1,0 +1,629 @@
+"""Answer codecs and conversation JSON: encode targets as text, parse model text strictly.
+
+Three answer formats, one per task (``TASKS``):
+
+planning
+    8 waypoints (x forward, y left) in metres in the ego frame at the input stamp,
+    0.5 s apart (0.5 s ... 4.0 s), written ``x1,y1,x2,y2,...,x8,y8`` with 2 decimals,
+    e.g. ``2.26,-0.17,4.43,-0.70,...``.
+perception
+    boxes separated by ``"; "`` (the parser also splits on newlines), each
+    ``label(x,y,z,length,width,height,yaw)`` optionally followed by a camera name and
+    an image box: ``vehicle(12.30,-1.50,0.80,4.50,1.90,1.60,0.05) CAM_F0 [412,380,596,540]``.
+    Centre and size are metres in the ego frame, yaw radians in [-pi, pi] (all 2
+    decimals); the image box is ``[x1,y1,x2,y2]`` on Qwen3-VL's relative 0-1000 scale
+    (integers, x1 <= x2, y1 <= y2). Labels are NAVSIM's (:data:`LABELS`). No box is
+    written ``none``.
+understanding
+    free text.
+
+Parsers never raise: they return the typed result or a :class:`ParseError` with a
+reason. All of them tolerate surrounding whitespace and any number of trailing end
+tokens (``<|im_end|>``, ``<|endoftext|>``). Planning numbers may have spaces or
+newlines around them; numbers are plain decimals (``-12``, ``3.5``) - no exponent,
+sign ``+``, ``nan`` or ``inf``. Perception tolerates empty items (a trailing ``;``),
+any whitespace between an item's parts and a case-insensitive ``none``.
+
+Samples are conversations in the reference JSON layout::
+
+    {"datasource": "navsim", "id": "43ebecce459052f2", "image": ["CAM_F0/xx.jpg"],
+     "conversations": [{"from": "human", "value": "...<image>..."},
+                       {"from": "gpt", "value": "2.26,-0.17,..."}]}
+
+Pure Python + numpy; never imports torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from wamdiff2_ros.model.prompts import (
+    CAMERA_VIEWS,
+    CAMERAS,
+    DRIVING_COMMANDS,
+    IMAGE_PLACEHOLDER,
+    LABELS,
+    NUM_WAYPOINTS,
+    PERCEPTION_INSTRUCTION,
+    PLANNING_INSTRUCTION,
+    WAYPOINT_INTERVAL_S,
+    command_from_one_hot,
+    command_to_one_hot,
+    format_number,
+    image_preamble,
+    perception_question,
+    planning_question,
+    understanding_question,
+)
+
+__all__ = [
+    # re-exported from prompts
+    "CAMERAS",
+    "CAMERA_VIEWS",
+    "DRIVING_COMMANDS",
+    "IMAGE_PLACEHOLDER",
+    "LABELS",
+    "NUM_WAYPOINTS",
+    "WAYPOINT_INTERVAL_S",
+    "PLANNING_INSTRUCTION",
+    "PERCEPTION_INSTRUCTION",
+    "command_from_one_hot",
+    "command_to_one_hot",
+    "format_number",
+    "image_preamble",
+    "planning_question",
+    "perception_question",
+    "understanding_question",
+    # answers
+    "TASKS",
+    "END_TOKEN_TEXT",
+    "END_TOKEN_TEXTS",
+    "NO_BOXES_TEXT",
+    "MAX_ABS_POSITION_M",
+    "MAX_BOX_SIZE_M",
+    "MAX_BOXES",
+    "MAX_UNDERSTANDING_CHARS",
+    "ParseError",
+    "PlanningAnswer",
+    "Box",
+    "waypoint_times",
+    "encode_planning",
+    "parse_planning",
+    "encode_perception",
+    "parse_perception",
+    "encode_understanding",
+    "parse_understanding",
+    "encode_answer",
+    "parse_answer",
+    # conversations
+    "make_conversation",
+    "validate_conversation",
+    "conversation_question",
+    "conversation_answer",
+]
+
+TASKS: tuple[str, ...] = ("planning", "perception", "understanding")
+
+#: Qwen's end-of-turn token; training pads responses with it.
+END_TOKEN_TEXT = "<|im_end|>"
+#: End tokens a parser strips from the end of an answer (any number, any order).
+END_TOKEN_TEXTS: tuple[str, ...] = (END_TOKEN_TEXT, "<|endoftext|>")
+
+NO_BOXES_TEXT = "none"
+
+#: Largest |coordinate| of a waypoint or box centre, metres.
+MAX_ABS_POSITION_M = 200.0
+#: Largest box length/width/height, metres.
+MAX_BOX_SIZE_M = 100.0
+#: Most boxes one perception answer may hold.
+MAX_BOXES = 256
+#: Largest |yaw| a parsed box may have (pi written with 2 decimals, plus slack).
+MAX_ABS_YAW = math.pi + 0.01
+#: Image boxes are on Qwen3-VL's relative 0..1000 scale.
+BBOX_SCALE = 1000.0
+#: Longest understanding answer, characters (after stripping).
+MAX_UNDERSTANDING_CHARS = 4000
+#: Longest raw text the planning/perception parsers look at.
+MAX_PLANNING_CHARS = 2000
+MAX_PERCEPTION_CHARS = 64 * MAX_BOXES
+#: ParseError.text keeps at most this many characters of the offending text.
+MAX_ERROR_TEXT_CHARS = 1000
+
+_NUMBER = re.compile(r"-?[0-9]{1,7}(?:\.[0-9]{1,8})?")
+_SPECIAL_TOKEN = re.compile(r"<\|[^<>|\s]{1,64}\|>")
+_BOX_ITEM = re.compile(
+    r"(?P<label>[A-Za-z_]+)\s*\((?P<values>[^()]*)\)"
+    r"(?:\s*(?P<camera>CAM_[A-Z][0-9]))?"
+    r"(?:\s*\[(?P<bbox>[^\[\]]*)\])?"
+)
+_ALLOWED_CONTROL = frozenset("\n\t\r")
+
+
+# --------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True)
+class ParseError:
+    """Why a text could not be turned into a typed value (returned, never raised)."""
+
+    reason: str
+    text: str
+    task: str = ""
+
+    def __str__(self) -> str:
+        prefix = f"{self.task}: " if self.task else ""
+        return f"{prefix}{self.reason}"
+
+
+@dataclass(frozen=True, eq=False)
+class PlanningAnswer:
+    """Eight ego-frame waypoints, shape (8, 2) float64, x forward, y left, metres."""
+
+    waypoints: np.ndarray
+
+    def __post_init__(self) -> None:
+        arr = np.array(self.waypoints, dtype=np.float64)
+        if arr.shape != (NUM_WAYPOINTS, 2):
+            raise ValueError(f"waypoints must have shape ({NUM_WAYPOINTS}, 2), got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("waypoints must be finite")
+        arr.setflags(write=False)
+        object.__setattr__(self, "waypoints", arr)
+
+    @property
+    def times_s(self) -> np.ndarray:
+        """Time of each waypoint after the input stamp, seconds (0.5 ... 4.0)."""
+        return waypoint_times()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanningAnswer):
+            return NotImplemented
+        return bool(np.array_equal(self.waypoints, other.waypoints))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class Box:
+    """One 3-D box in the ego frame (metres, radians) with an optional image box.
+
+    ``bbox`` is ``(x1, y1, x2, y2)`` on the relative 0-1000 scale of the image of
+    ``camera`` (one of :data:`CAMERAS`, or ``""`` when not tied to a camera).
+    """
+
+    label: str
+    x: float
+    y: float
+    z: float
+    length: float
+    width: float
+    height: float
+    yaw: float
+    bbox: tuple[float, float, float, float] | None = None
+    camera: str = ""
+
+    def __post_init__(self) -> None:
+        if self.label not in LABELS:
+            raise ValueError(f"unknown box label {self.label!r}; expected one of {', '.join(LABELS)}")
+        if not isinstance(self.camera, str) or (self.camera and self.camera not in CAMERAS):
+            raise ValueError(f"unknown camera {self.camera!r}; expected one of {', '.join(CAMERAS)} or ''")
+        for name in ("x", "y", "z", "length", "width", "height", "yaw"):
+            value = getattr(self, name)
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"box {name} must be a number, got {value!r}") from None
+            if not math.isfinite(number):
+                raise ValueError(f"box {name} must be finite, got {number}")
+            object.__setattr__(self, name, number)
+        for name in ("length", "width", "height"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"box {name} must be >= 0, got {getattr(self, name)}")
+        if self.bbox is not None:
+            try:
+                bbox = tuple(float(v) for v in self.bbox)
+            except (TypeError, ValueError):
+                raise ValueError(f"box bbox must be 4 numbers (x1, y1, x2, y2), got {self.bbox!r}") from None
+            if len(bbox) != 4 or not all(math.isfinite(v) for v in bbox):
+                raise ValueError(f"box bbox must be 4 finite numbers (x1, y1, x2, y2), got {self.bbox!r}")
+            object.__setattr__(self, "bbox", bbox)
+
+
+def waypoint_times() -> np.ndarray:
+    """Times of the planning waypoints after the input stamp, seconds: 0.5, 1.0, ..., 4.0."""
+    return WAYPOINT_INTERVAL_S * np.arange(1, NUM_WAYPOINTS + 1, dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _clip_text(text: object) -> str:
+    if isinstance(text, str):
+        return text[:MAX_ERROR_TEXT_CHARS]
+    try:
+        return repr(text)[:MAX_ERROR_TEXT_CHARS]
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not escape
+        return f"<{type(text).__name__}>"
+
+
+def _never_raises(task: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Turn any exception escaping a parser into a ParseError (a last line of defence)."""
+
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def inner(text: object, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return func(text, *args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - parsers promise not to raise
+                return ParseError(f"internal parser error: {type(exc).__name__}: {exc}", _clip_text(text), task)
+
+        return inner
+
+    return wrap
+
+
+def _strip_answer(text: str) -> str:
+    """Strip whitespace and trailing end tokens."""
+    stripped = text.strip()
+    changed = True
+    while changed:
+        changed = False
+        for token in END_TOKEN_TEXTS:
+            if stripped.endswith(token):
+                stripped = stripped[: -len(token)].rstrip()
+                changed = True
+    return stripped
+
+
+def _parse_numbers(chunk: str, what: str) -> list[float] | str:
+    """Comma-separated plain decimals -> floats, or the reason they are not."""
+    items = chunk.split(",")
+    values: list[float] = []
+    for index, item in enumerate(items):
+        token = item.strip()
+        if not token:
+            return f"{what}: item {index + 1} is empty"
+        if not _NUMBER.fullmatch(token):
+            return f"{what}: item {index + 1} ({token[:40]!r}) is not a plain decimal number"
+        values.append(float(token))
+    return values
+
+
+def _check_position(name: str, value: float) -> None:
+    if not math.isfinite(value) or abs(value) > MAX_ABS_POSITION_M:
+        raise ValueError(f"{name}={value} is not finite or beyond +-{MAX_ABS_POSITION_M:g} m")
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def encode_planning(waypoints: np.ndarray | Sequence[Sequence[float]] | PlanningAnswer) -> str:
+    """Text of 8 waypoints (x, y) metres: ``x1,y1,...,x8,y8`` with 2 decimals."""
+    if isinstance(waypoints, PlanningAnswer):
+        waypoints = waypoints.waypoints
+    try:
+        arr = np.asarray(waypoints, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"waypoints are not numeric: {exc}") from None
+    if arr.shape != (NUM_WAYPOINTS, 2):
+        raise ValueError(f"waypoints must have shape ({NUM_WAYPOINTS}, 2), got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"waypoints must be finite, got {arr.tolist()}")
+    if np.any(np.abs(arr) > MAX_ABS_POSITION_M):
+        raise ValueError(f"waypoints must lie within +-{MAX_ABS_POSITION_M:g} m, got max |v| {np.abs(arr).max():.2f}")
+    return ",".join(format_number(v) for v in arr.reshape(-1))
+
+
+@_never_raises("planning")
+def parse_planning(text: str) -> PlanningAnswer | ParseError:
+    """Strictly parse ``x1,y1,...,x8,y8`` (16 plain decimals, |v| <= 200 m)."""
+
+    def fail(reason: str) -> ParseError:
+        return ParseError(reason, _clip_text(text), "planning")
+
+    if not isinstance(text, str):
+        return fail(f"expected text, got {type(text).__name__}")
+    if len(text) > MAX_PLANNING_CHARS:
+        return fail(f"answer has {len(text)} characters, more than {MAX_PLANNING_CHARS}")
+    body = _strip_answer(text)
+    if not body:
+        return fail("empty answer")
+    expected = 2 * NUM_WAYPOINTS
+    count = body.count(",") + 1
+    if count != expected:
+        return fail(f"expected {expected} comma-separated numbers ({NUM_WAYPOINTS} waypoints), got {count} items")
+    values = _parse_numbers(body, "waypoints")
+    if isinstance(values, str):
+        return fail(values)
+    worst = max(abs(v) for v in values)
+    if worst > MAX_ABS_POSITION_M:
+        return fail(f"waypoint coordinate {worst:g} m is beyond +-{MAX_ABS_POSITION_M:g} m")
+    return PlanningAnswer(np.asarray(values, dtype=np.float64).reshape(NUM_WAYPOINTS, 2))
+
+
+# --------------------------------------------------------------------------- perception
+
+
+def _wrap_yaw(yaw: float) -> float:
+    wrapped = math.remainder(yaw, 2.0 * math.pi)
+    return wrapped
+
+
+def _encode_box(box: Box) -> str:
+    if not isinstance(box, Box):
+        raise ValueError(f"expected Box, got {type(box).__name__}")
+    for name in ("x", "y", "z"):
+        _check_position(f"box {name}", getattr(box, name))
+    for name in ("length", "width", "height"):
+        if getattr(box, name) > MAX_BOX_SIZE_M:
+            raise ValueError(f"box {name}={getattr(box, name)} is beyond {MAX_BOX_SIZE_M:g} m")
+    values = (box.x, box.y, box.z, box.length, box.width, box.height, _wrap_yaw(box.yaw))
+    text = f"{box.label}(" + ",".join(format_number(v) for v in values) + ")"
+    if box.camera:
+        text += f" {box.camera}"
+    if box.bbox is not None:
+        x1, y1, x2, y2 = box.bbox
+        if not all(0.0 <= v <= BBOX_SCALE for v in box.bbox):
+            raise ValueError(f"box bbox {box.bbox} is outside the 0-{BBOX_SCALE:g} image scale")
+        if x1 > x2 or y1 > y2:
+            raise ValueError(f"box bbox {box.bbox} must have x1 <= x2 and y1 <= y2")
+        text += " [" + ",".join(str(round(v)) for v in box.bbox) + "]"
+    return text
+
+
+def encode_perception(boxes: Sequence[Box]) -> str:
+    """Text of a perception answer: boxes joined by ``"; "``, or ``none``."""
+    if isinstance(boxes, Box):
+        raise ValueError("expected a sequence of Box, got a single Box")
+    items = list(boxes)
+    if len(items) > MAX_BOXES:
+        raise ValueError(f"{len(items)} boxes, more than {MAX_BOXES}")
+    if not items:
+        return NO_BOXES_TEXT
+    return "; ".join(_encode_box(box) for box in items)
+
+
+def _parse_box(item: str, index: int) -> Box | str:
+    match = _BOX_ITEM.fullmatch(item)
+    if match is None:
+        return f"box {index}: {item[:60]!r} is not label(x,y,z,length,width,height,yaw) [CAMERA] [[x1,y1,x2,y2]]"
+    label = match.group("label")
+    if label not in LABELS:
+        return f"box {index}: unknown label {label[:40]!r}"
+    values = _parse_numbers(match.group("values"), f"box {index}")
+    if isinstance(values, str):
+        return values
+    if len(values) != 7:
+        return f"box {index}: expected 7 numbers (x,y,z,length,width,height,yaw), got {len(values)}"
+    x, y, z, length, width, height, yaw = values
+    if max(abs(x), abs(y), abs(z)) > MAX_ABS_POSITION_M:
+        return f"box {index}: centre beyond +-{MAX_ABS_POSITION_M:g} m"
+    if max(length, width, height) > MAX_BOX_SIZE_M or min(length, width, height) < 0:
+        return f"box {index}: size outside [0, {MAX_BOX_SIZE_M:g}] m"
+    if abs(yaw) > MAX_ABS_YAW:
+        return f"box {index}: yaw {yaw:g} outside [-pi, pi]"
+    camera = match.group("camera") or ""
+    if camera and camera not in CAMERAS:
+        return f"box {index}: unknown camera {camera!r}"
+    bbox: tuple[float, float, float, float] | None = None
+    if match.group("bbox") is not None:
+        numbers = _parse_numbers(match.group("bbox"), f"box {index} image box")
+        if isinstance(numbers, str):
+            return numbers
+        if len(numbers) != 4:
+            return f"box {index}: image box needs 4 numbers (x1,y1,x2,y2), got {len(numbers)}"
+        if not all(0.0 <= v <= BBOX_SCALE for v in numbers):
+            return f"box {index}: image box outside the 0-{BBOX_SCALE:g} scale"
+        if numbers[0] > numbers[2] or numbers[1] > numbers[3]:
+            return f"box {index}: image box needs x1 <= x2 and y1 <= y2"
+        bbox = (numbers[0], numbers[1], numbers[2], numbers[3])
+    return Box(label, x, y, z, length, width, height, yaw, bbox=bbox, camera=camera)
+
+
+@_never_raises("perception")
+def parse_perception(text: str) -> list[Box] | ParseError:
+    """Strictly parse a perception answer into boxes (``none`` -> ``[]``)."""
+
+    def fail(reason: str) -> ParseError:
+        return ParseError(reason, _clip_text(text), "perception")
+
+    if not isinstance(text, str):
+        return fail(f"expected text, got {type(text).__name__}")
+    if len(text) > MAX_PERCEPTION_CHARS:
+        return fail(f"answer has {len(text)} characters, more than {MAX_PERCEPTION_CHARS}")
+    body = _strip_answer(text)
+    if not body:
+        return fail("empty answer (no boxes is written 'none')")
+    if body.lower() == NO_BOXES_TEXT:
+        return []
+    items = [item.strip() for item in re.split(r"[;\n]", body)]
+    items = [item for item in items if item]
+    if len(items) > MAX_BOXES:
+        return fail(f"{len(items)} boxes, more than {MAX_BOXES}")
+    boxes: list[Box] = []
+    for index, item in enumerate(items, start=1):
+        box = _parse_box(item, index)
+        if isinstance(box, str):
+            return fail(box)
+        boxes.append(box)
+    return boxes
+
+
+# --------------------------------------------------------------------------- understanding
+
+
+def _understanding_problem(body: str) -> str | None:
+    if not body:
+        return "empty answer"
+    if len(body) > MAX_UNDERSTANDING_CHARS:
+        return f"answer has {len(body)} characters, more than {MAX_UNDERSTANDING_CHARS}"
+    special = _SPECIAL_TOKEN.search(body)
+    if special:
+        return f"contains special token {special.group(0)[:40]!r}"
+    if IMAGE_PLACEHOLDER in body:
+        return f"contains the image placeholder {IMAGE_PLACEHOLDER!r}"
+    if "\ufffd" in body:
+        return "contains undecodable bytes (U+FFFD)"
+    for position, char in enumerate(body):
+        if char not in _ALLOWED_CONTROL and unicodedata.category(char) in ("Cc", "Cs"):
+            return f"contains control character U+{ord(char):04X} at {position}"
+    return None
+
+
+def encode_understanding(text: str) -> str:
+    """Validated answer text of an understanding sample (stripped)."""
+    if not isinstance(text, str):
+        raise ValueError(f"understanding answer must be a string, got {type(text).__name__}")
+    body = text.strip()
+    problem = _understanding_problem(body)
+    if problem:
+        raise ValueError(f"bad understanding answer: {problem}")
+    return body
+
+
+@_never_raises("understanding")
+def parse_understanding(text: str) -> str | ParseError:
+    """Free-text answer, stripped; rejects empty, over-long, control or special-token text."""
+    if not isinstance(text, str):
+        return ParseError(f"expected text, got {type(text).__name__}", _clip_text(text), "understanding")
+    if len(text) > 4 * MAX_UNDERSTANDING_CHARS:
+        return ParseError(
+            f"answer has {len(text)} characters, more than {MAX_UNDERSTANDING_CHARS}", _clip_text(text), "understanding"
+        )
+    body = _strip_answer(text)
+    problem = _understanding_problem(body)
+    if problem:
+        return ParseError(problem, _clip_text(text), "understanding")
+    return body
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def encode_answer(task: str, value: Any) -> str:
+    """Answer text of ``value`` for ``task`` (waypoints, boxes or text)."""
+    if task == "planning":
+        return encode_planning(value)
+    if task == "perception":
+        return encode_perception(value)
+    if task == "understanding":
+        return encode_understanding(value)
+    raise ValueError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
+
+
+def parse_answer(task: str, text: str) -> PlanningAnswer | list[Box] | str | ParseError:
+    """Parse model text for ``task``; an unknown task is a ParseError too."""
+    if task == "planning":
+        return parse_planning(text)
+    if task == "perception":
+        return parse_perception(text)
+    if task == "understanding":
+        return parse_understanding(text)
+    return ParseError(f"unknown task {_clip_text(task)[:40]}; expected one of {', '.join(TASKS)}", _clip_text(text))
+
+
+# --------------------------------------------------------------------------- conversations
+
+
+def make_conversation(datasource: str, sample_id: str, images: Sequence[str], question: str, answer: str) -> dict:
+    """One sample in the reference conversation JSON layout (validated)."""
+    if isinstance(images, str):
+        raise ValueError("images must be a sequence of paths, got a single string")
+    obj = {
+        "datasource": datasource,
+        "id": sample_id,
+        "image": list(images),
+        "conversations": [{"from": "human", "value": question}, {"from": "gpt", "value": answer}],
+    }
+    checked = validate_conversation(obj)
+    if isinstance(checked, ParseError):
+        raise ValueError(f"invalid conversation: {checked.reason}")
+    return checked
+
+
+def _conversation_problem(obj: object) -> str | dict:
+    if not isinstance(obj, Mapping):
+        return f"a conversation must be a JSON object, got {type(obj).__name__}"
+    for key in ("datasource", "id", "image", "conversations"):
+        if key not in obj:
+            return f"missing key {key!r}"
+    for key in ("datasource", "id"):
+        value = obj[key]
+        if not isinstance(value, str) or not value.strip():
+            return f"{key!r} must be a non-empty string, got {_clip_text(value)[:60]}"
+    images = obj["image"]
+    if isinstance(images, str):
+        images = [images]
+    if not isinstance(images, list | tuple):
+        return f"'image' must be a list of paths, got {type(images).__name__}"
+    for index, path in enumerate(images):
+        if not isinstance(path, str) or not path.strip():
+            return f"'image'[{index}] must be a non-empty path string, got {_clip_text(path)[:60]}"
+    turns = obj["conversations"]
+    if not isinstance(turns, list | tuple) or not turns:
+        return "'conversations' must be a non-empty list of turns"
+    normalized: list[dict] = []
+    expected_role = "human"
+    placeholders = 0
+    for index, turn in enumerate(turns):
+        if not isinstance(turn, Mapping):
+            return f"conversations[{index}] must be an object, got {type(turn).__name__}"
+        if "from" not in turn or "value" not in turn:
+            return f"conversations[{index}] needs 'from' and 'value'"
+        role, value = turn["from"], turn["value"]
+        if not isinstance(value, str):
+            return f"conversations[{index}]['value'] must be a string, got {type(value).__name__}"
+        if role == "system" and index == 0:
+            placeholders += value.count(IMAGE_PLACEHOLDER)
+        elif role != expected_role:
+            return f"conversations[{index}] is from {_clip_text(role)[:30]}, expected {expected_role!r}"
+        elif role == "human":
+            if not value.strip():
+                return f"conversations[{index}] (human) is empty"
+            placeholders += value.count(IMAGE_PLACEHOLDER)
+            expected_role = "gpt"
+        else:
+            if IMAGE_PLACEHOLDER in value:
+                return f"conversations[{index}] (gpt) contains {IMAGE_PLACEHOLDER!r}"
+            expected_role = "human"
+        normalized.append(dict(turn))
+    if expected_role != "human":
+        return "the last human turn has no gpt answer"
+    if placeholders != len(images):
+        return f"{placeholders} {IMAGE_PLACEHOLDER} placeholder(s) but {len(images)} image(s)"
+    result = dict(obj)
+    result["image"] = list(images)
+    result["conversations"] = normalized
+    return result
+
+
+@_never_raises("conversation")
+def validate_conversation(obj: object) -> dict | ParseError:
+    """Check a sample's keys, types, turn order and ``<image>`` count; return a normalized copy.
+
+    Tolerated: extra keys (kept), ``image`` as a single path string (made a list),
+    a leading ``system`` turn, several human/gpt rounds. An empty gpt value is
+    allowed (prompt-only evaluation files).
+    """
+    checked = _conversation_problem(obj)
+    if isinstance(checked, str):
+        return ParseError(checked, _clip_text(obj), "conversation")
+    return checked
+
+
+def conversation_question(obj: Mapping) -> str:
+    """Value of the first human turn of a (valid) conversation."""
+    return next(turn["value"] for turn in obj["conversations"] if turn["from"] == "human")
+
+
+def conversation_answer(obj: Mapping) -> str:
+    """Value of the first gpt turn of a (valid) conversation."""
+    return next(turn["value"] for turn in obj["conversations"] if turn["from"] == "gpt")
