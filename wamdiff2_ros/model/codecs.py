@@ -137,7 +137,7 @@ MAX_PERCEPTION_CHARS = 64 * MAX_BOXES
 #: ParseError.text keeps at most this many characters of the offending text.
 MAX_ERROR_TEXT_CHARS = 1000
 
-_NUMBER = re.compile(r"-?[0-9]{1,7}(?:\.[0-9]{1,8})?")
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 _SPECIAL_TOKEN = re.compile(r"<\|[^<>|\s]{1,64}\|>")
 _BOX_ITEM = re.compile(
     r"(?P<label>[A-Za-z_]+)\s*\((?P<values>[^()]*)\)"
@@ -353,8 +353,8 @@ def parse_planning(text: str) -> PlanningAnswer | ParseError:
 
 
 def _wrap_yaw(yaw: float) -> float:
-    wrapped = math.remainder(yaw, 2.0 * math.pi)
-    return wrapped
+    """Yaw wrapped to [-pi, pi]."""
+    return math.remainder(yaw, 2.0 * math.pi)
 
 
 def _encode_box(box: Box) -> str:
@@ -494,9 +494,11 @@ def parse_understanding(text: str) -> str | ParseError:
     """Free-text answer, stripped; rejects empty, over-long, control or special-token text."""
     if not isinstance(text, str):
         return ParseError(f"expected text, got {type(text).__name__}", _clip_text(text), "understanding")
-    if len(text) > 4 * MAX_UNDERSTANDING_CHARS:
+    if len(text) > 4 * MAX_UNDERSTANDING_CHARS:  # cheap early exit before stripping end tokens
         return ParseError(
-            f"answer has {len(text)} characters, more than {MAX_UNDERSTANDING_CHARS}", _clip_text(text), "understanding"
+            f"answer has {len(text)} characters, far more than {MAX_UNDERSTANDING_CHARS}",
+            _clip_text(text),
+            "understanding",
         )
     body = _strip_answer(text)
     problem = _understanding_problem(body)
