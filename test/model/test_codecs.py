@@ -370,6 +370,8 @@ def test_understanding_parses_and_rejects() -> None:
         ("ok \x1b[31m", "control"),
         ("x" * (c.MAX_UNDERSTANDING_CHARS + 1), "characters"),
         ("stop <|im_start|> go", "special token"),
+        ("<think>\nhmm</think> go", "special token"),
+        ("a <|vision_pad|><|vision_pad|>", "special token"),
         ("see <image>", "placeholder"),
         ("bad \ufffd bytes", "U+FFFD"),
     ]:
@@ -379,10 +381,11 @@ def test_understanding_parses_and_rejects() -> None:
 
 
 @SETTINGS
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=300))
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="<\ufffd"), max_size=300))
 def test_understanding_round_trip(text: str) -> None:
+    """Text without control characters, '<' or U+FFFD comes back stripped; blank text is an error."""
     result = c.parse_understanding(text)
-    if text.strip() and "<|" not in text and "<image>" not in text and "\ufffd" not in text:
+    if text.strip():
         assert result == text.strip()
         assert c.encode_understanding(text) == result
     else:

@@ -138,7 +138,8 @@ MAX_PERCEPTION_CHARS = 64 * MAX_BOXES
 MAX_ERROR_TEXT_CHARS = 1000
 
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
-_SPECIAL_TOKEN = re.compile(r"<\|[^<>|\s]{1,64}\|>")
+#: Qwen special-token text (``<|im_start|>``, ``<|vision_pad|>``, ...) and Qwen3's tag tokens.
+_SPECIAL_TOKEN = re.compile(r"<\|[^<>|\s]{1,64}\|>|</?(?:think|tool_call|tool_response)>")
 _BOX_ITEM = re.compile(
     r"(?P<label>[A-Za-z_]+)\s*\((?P<values>[^()]*)\)"
     r"(?:\s*(?P<camera>CAM_[A-Z][0-9]))?"
