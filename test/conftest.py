@@ -77,3 +77,49 @@ def processes():
     procs = Processes()
     yield procs
     procs.stop_all()
+
+
+class RosPeer:
+    """An rclpy node inside the test process, in its own context and DDS domain."""
+
+    def __init__(self, env: dict[str, str], name: str = "wamdiff2_test_peer") -> None:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+
+        self.rclpy = rclpy
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=int(env["ROS_DOMAIN_ID"]))
+        self.node = rclpy.create_node(name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.inbox: dict[str, list] = {}
+
+    def listen(self, msg_type, topic: str, qos=10) -> list:
+        box = self.inbox.setdefault(topic, [])
+        self.node.create_subscription(msg_type, topic, box.append, qos)
+        return box
+
+    def spin_until(self, predicate, timeout: float = 30.0, step: float = 0.05) -> bool:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=step)
+            if predicate():
+                return True
+        return predicate()
+
+    def spin_for(self, seconds: float) -> None:
+        self.spin_until(lambda: False, timeout=seconds)
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+        self.rclpy.try_shutdown(context=self.context)
+
+
+@pytest.fixture
+def ros_peer(ros_env):
+    peer = RosPeer(ros_env)
+    yield peer
+    peer.close()

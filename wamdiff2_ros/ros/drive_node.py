@@ -1,0 +1,375 @@
+"""drive_node: cameras + ego state + command -> WAM-Diff2 -> trajectory, boxes, rationale.
+
+Callbacks only validate and store inputs; a worker thread runs the model on the
+newest synchronized frame set (a set arriving while the model is busy replaces the
+pending one and counts as a drop). The model is loaded before any subscription
+exists, so the node is ready when it starts listening. Every output is stamped with
+the input image's stamp, frame ``base_link``. Nothing a peer sends can crash it:
+bad images, NaN ego states, out-of-order stamps and unparsable answers are counted
+and reported on /diagnostics; a bad plan becomes a flagged constant-velocity one.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from wamdiff2_ros.decoding.agent import TASKS, DrivingAgent, EgoStatus
+from wamdiff2_ros.decoding.config import DTYPES, ENGINES, DecodeConfig
+from wamdiff2_ros.model.codecs import CAMERAS, DRIVING_COMMANDS
+from wamdiff2_ros.ros.params import in_range, one_of, spec, subset_of
+from wamdiff2_ros.ros.sync import FrameSet, FrameSynchronizer
+
+PARAMS = [
+    spec("model_path", "", "checkpoint directory; empty = the shipped default; 'preset:tiny' = random weights"),
+    spec("cameras", ["CAM_F0"], "NAVSIM camera names fed to the model, reference first", subset_of(CAMERAS)),
+    spec("camera_topics", ["/cameras/CAM_F0/image"], "one image topic per camera, same order"),
+    spec("image_transport", "raw", "sensor_msgs/Image (raw) or CompressedImage (compressed)", one_of("raw", "compressed")),
+    spec("ego_topic", "/ego/odometry", "nav_msgs/Odometry of the ego vehicle (twist in base_link)"),
+    spec("accel_topic", "/ego/accel", "geometry_msgs/AccelStamped in base_link; empty = differentiate odometry"),
+    spec("command_topic", "/driving_command", "wamdiff2_ros/DrivingCommand"),
+    spec("scene_info_topic", "/navsim/scene_info", "wamdiff2_ros/SceneInfo from the replay node; empty = none"),
+    spec("tasks", ["planning", "perception", "understanding"], "tasks run per frame set", subset_of(TASKS)),
+    spec("understanding_question", "What should the ego vehicle do next, and why?", "question of the rationale task"),
+    spec("block_size", 32, "diffusion block size B (1 = autoregressive)", in_range(1, 256)),
+    spec("confidence_threshold", 0.9, "commit threshold of a denoise step", in_range(0.0, 1.0)),
+    spec("max_new_tokens", 160, "answer token budget per task", in_range(8, 4096)),
+    spec("engine", "fast", "decoder engine", one_of(*ENGINES)),
+    spec("device", "cpu", "torch device: cpu or cuda[:N]"),
+    spec("dtype", "float32", "model dtype", one_of(*DTYPES)),
+    spec("max_rate_hz", 2.0, "at most this many inferences per second", in_range(0.01, 100.0), read_only=False),
+    spec("sync_slop_s", 0.05, "camera stamps within this many seconds form one set", in_range(0.0, 10.0)),
+    spec("camera_timeout_s", 1.0, "a camera silent this long is left out of sets", in_range(0.05, 60.0)),
+    spec("stale_after_s", 2.0, "frames older than the newest stamp by this much are dropped", in_range(0.05, 600.0)),
+    spec("ego_timeout_s", 1.0, "ego state older than this is reported missing", in_range(0.05, 60.0)),
+    spec("max_pixels", 0, "vision budget per image in pixels; 0 = the model's default", in_range(0, 4096 * 4096)),
+]
+
+
+def _cross_check(values: dict[str, Any]) -> str | None:
+    if len(values["camera_topics"]) != len(values["cameras"]):
+        return (
+            f"camera_topics has {len(values['camera_topics'])} entries but cameras has {len(values['cameras'])}; "
+            "give one topic per camera"
+        )
+    device = values["device"]
+    if not (device == "cpu" or device.startswith("cuda")):
+        return f"parameter 'device' = {device!r} refused: must be cpu or cuda[:N]"
+    return None
+
+
+@dataclass
+class Job:
+    frames: FrameSet
+    ego: EgoStatus
+    ego_ok: bool
+    command: str
+    scene_token: str
+    received_ns: int
+
+
+def resolve_model(path: str):
+    """Load the model named by the parameter (see ``model_path``); returns (vla, label)."""
+    from wamdiff2_ros.model.loader import init_model, load_model
+
+    if path.startswith("preset:"):
+        return init_model(path.split(":", 1)[1]), f"{path} (random weights)"
+    if not path:
+        from wamdiff2_ros.model.checkpoints import default_checkpoint
+
+        found = default_checkpoint()
+        if found is None:
+            return init_model("tiny"), "preset:tiny (random weights: no shipped checkpoint found)"
+        path = str(found)
+    return load_model(path), path
+
+
+class DriveNode:
+    """Wraps an rclpy Node (composition keeps rclpy out of module import)."""
+
+    def __init__(self, node) -> None:
+        from diagnostic_msgs.msg import DiagnosticArray
+        from geometry_msgs.msg import AccelStamped
+        from nav_msgs.msg import Odometry, Path
+        from rclpy.qos import qos_profile_sensor_data
+        from sensor_msgs.msg import CompressedImage, Image
+        from visualization_msgs.msg import MarkerArray
+
+        from wamdiff2_ros.msg import DecodeStats, DetectionArray, DrivingCommand, Rationale, SceneInfo, Trajectory
+        from wamdiff2_ros.ros.params import declare
+
+        self.node = node
+        self.p = declare(node, PARAMS, _cross_check)
+        self.log = node.get_logger()
+        self.counts: Counter = Counter()
+        self.latencies: deque[float] = deque(maxlen=200)
+        self.arrivals: dict[str, deque[int]] = {c: deque(maxlen=50) for c in self.p["cameras"]}
+        self.model_state = "loading"
+        self.model_label = ""
+        self.last_error = ""
+
+        config = DecodeConfig(
+            block_size=int(self.p["block_size"]),
+            confidence_threshold=float(self.p["confidence_threshold"]),
+            max_new_tokens=int(self.p["max_new_tokens"]),
+            engine=self.p["engine"],
+            device=self.p["device"],
+            dtype=self.p["dtype"],
+        )
+        self.diag_pub = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.publish_diagnostics()
+        self.log.info("loading model ...")
+        vla, self.model_label = resolve_model(self.p["model_path"])
+        self.agent = DrivingAgent(
+            vla,
+            config,
+            cameras=self.p["cameras"],
+            tasks=self.p["tasks"],
+            understanding_question=self.p["understanding_question"],
+            max_pixels=int(self.p["max_pixels"]) or None,
+        )
+        self.block_size = config.block_size
+
+        self.pub_traj = node.create_publisher(Trajectory, "trajectory", 10)
+        self.pub_path = node.create_publisher(Path, "path", 10)
+        self.pub_det = node.create_publisher(DetectionArray, "detections", 10)
+        self.pub_markers = node.create_publisher(MarkerArray, "detection_markers", 10)
+        self.pub_rationale = node.create_publisher(Rationale, "rationale", 10)
+        self.pub_stats = node.create_publisher(DecodeStats, "decode_stats", 10)
+
+        self.sync = FrameSynchronizer(
+            cameras=list(self.p["cameras"]),
+            slop_ns=int(self.p["sync_slop_s"] * 1e9),
+            camera_timeout_ns=int(self.p["camera_timeout_s"] * 1e9),
+            stale_ns=int(self.p["stale_after_s"] * 1e9),
+        )
+        self.lock = threading.Lock()
+        self.wakeup = threading.Condition(self.lock)
+        self.pending: Job | None = None
+        self.stopping = False
+        self.ego = EgoStatus()
+        self.ego_ok = False
+        self.ego_received_ns = -(10**30)
+        self.last_twist: tuple[float, float, int] | None = None
+        self.accel: tuple[float, float, int] | None = None
+        self.command = "unknown"
+        self.scene_tokens: dict[int, str] = {}
+
+        compressed = self.p["image_transport"] == "compressed"
+        for camera, topic in zip(self.p["cameras"], self.p["camera_topics"], strict=True):
+            node.create_subscription(
+                CompressedImage if compressed else Image,
+                topic,
+                lambda msg, c=camera: self.on_image(c, msg, compressed),
+                qos_profile_sensor_data,
+            )
+        node.create_subscription(Odometry, self.p["ego_topic"], self.on_odometry, 10)
+        if self.p["accel_topic"]:
+            node.create_subscription(AccelStamped, self.p["accel_topic"], self.on_accel, 10)
+        node.create_subscription(DrivingCommand, self.p["command_topic"], self.on_command, 10)
+        if self.p["scene_info_topic"]:
+            node.create_subscription(SceneInfo, self.p["scene_info_topic"], self.on_scene_info, 50)
+        self.worker = threading.Thread(target=self.run_worker, name="wamdiff2_inference", daemon=True)
+        self.model_state = "ready"
+        self.worker.start()
+        node.create_timer(1.0, self.publish_diagnostics)
+        self.publish_diagnostics()
+        self.log.info(f"ready: model {self.model_label}, cameras {list(self.p['cameras'])}, tasks {self.agent.tasks}")
+
+    # ----------------------------------------------------------------- inputs
+    def now_ns(self) -> int:
+        return time.monotonic_ns()
+
+    def on_image(self, camera: str, msg, compressed: bool) -> None:
+        from wamdiff2_ros.ros.image_conversion import ImageError, compressed_to_rgb, image_to_rgb
+        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
+
+        try:
+            rgb = compressed_to_rgb(msg) if compressed else image_to_rgb(msg)
+        except ImageError as exc:
+            self.counts["bad_image"] += 1
+            self.last_error = f"{camera}: {exc}"
+            self.log.warning(f"dropped image from {camera}: {exc}", throttle_duration_sec=2.0)
+            return
+        except Exception as exc:  # noqa: BLE001 - a peer must never crash the node
+            self.counts["bad_image"] += 1
+            self.last_error = f"{camera}: {type(exc).__name__}: {exc}"
+            return
+        now = self.now_ns()
+        self.arrivals[camera].append(now)
+        stamp = stamp_to_ns(msg.header.stamp)
+        before = Counter(self.sync.counts)
+        frames = self.sync.add(camera, stamp, rgb, now)
+        for key in ("out_of_order", "stale"):
+            if self.sync.counts[key] > before[key]:
+                self.counts[f"{key}_frames"] += 1
+                self.log.warning(f"dropped {key.replace('_', '-')} frame from {camera}", throttle_duration_sec=2.0)
+        if frames is not None:
+            self.submit(frames, now)
+
+    def on_odometry(self, msg) -> None:
+        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
+
+        vx, vy = float(msg.twist.twist.linear.x), float(msg.twist.twist.linear.y)
+        if not all(math.isfinite(v) for v in (vx, vy, msg.pose.pose.position.x, msg.pose.pose.position.y)):
+            self.counts["ego_invalid"] += 1
+            self.last_error = "ego odometry has NaN/Inf"
+            self.log.warning("ignored odometry with NaN/Inf", throttle_duration_sec=2.0)
+            return
+        stamp = stamp_to_ns(msg.header.stamp)
+        ax = ay = 0.0
+        if self.accel is not None and abs(self.accel[2] - stamp) < 500_000_000:
+            ax, ay = self.accel[0], self.accel[1]
+        elif self.last_twist is not None and stamp - self.last_twist[2] > 10_000_000:
+            dt = (stamp - self.last_twist[2]) / 1e9
+            ax, ay = (vx - self.last_twist[0]) / dt, (vy - self.last_twist[1]) / dt
+        self.last_twist = (vx, vy, stamp)
+        with self.lock:
+            self.ego = EgoStatus((vx, vy), (float(np.clip(ax, -20, 20)), float(np.clip(ay, -20, 20))))
+            self.ego_ok = True
+            self.ego_received_ns = self.now_ns()
+
+    def on_accel(self, msg) -> None:
+        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
+
+        ax, ay = float(msg.accel.linear.x), float(msg.accel.linear.y)
+        if not (math.isfinite(ax) and math.isfinite(ay)):
+            self.counts["ego_invalid"] += 1
+            return
+        self.accel = (ax, ay, stamp_to_ns(msg.header.stamp))
+
+    def on_command(self, msg) -> None:
+        index = int(msg.command)
+        if 0 <= index < len(DRIVING_COMMANDS):
+            self.command = DRIVING_COMMANDS[index]
+        else:
+            self.counts["bad_command"] += 1
+            self.command = "unknown"
+
+    def on_scene_info(self, msg) -> None:
+        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
+
+        self.scene_tokens[stamp_to_ns(msg.header.stamp)] = str(msg.scene_token)
+        while len(self.scene_tokens) > 256:
+            self.scene_tokens.pop(next(iter(self.scene_tokens)))
+
+    def submit(self, frames: FrameSet, now: int) -> None:
+        with self.lock:
+            ego_fresh = self.ego_ok and now - self.ego_received_ns <= self.p["ego_timeout_s"] * 1e9
+            job = Job(frames, self.ego if ego_fresh else EgoStatus(), ego_fresh, self.command,
+                      self.scene_tokens.get(frames.stamp_ns, ""), now)
+            if self.pending is not None:
+                self.counts["dropped_sets"] += 1
+            self.pending = job
+            self.wakeup.notify()
+
+    # ----------------------------------------------------------------- worker
+    def run_worker(self) -> None:
+        last_start = 0.0
+        while True:
+            with self.lock:
+                while self.pending is None and not self.stopping:
+                    self.wakeup.wait(timeout=0.5)
+                if self.stopping:
+                    return
+            period = 1.0 / float(self.node.get_parameter("max_rate_hz").value)
+            wait = last_start + period - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)  # newer sets may replace the pending one meanwhile
+            with self.lock:
+                job, self.pending = self.pending, None
+            if job is None:
+                continue
+            last_start = time.monotonic()
+            try:
+                self.infer(job)
+            except Exception as exc:  # noqa: BLE001 - keep serving; report on diagnostics
+                self.counts["inference_errors"] += 1
+                self.last_error = f"inference: {type(exc).__name__}: {exc}"
+                self.log.error(self.last_error, throttle_duration_sec=2.0)
+
+    def infer(self, job: Job) -> None:
+        from wamdiff2_ros.ros import conversions as conv
+
+        if not job.scene_token:
+            job.scene_token = self.scene_tokens.get(job.frames.stamp_ns, "")
+        out = self.agent.step(job.frames.frames, job.ego, job.command)
+        stamp = job.frames.stamp_ns
+        self.pub_traj.publish(conv.trajectory_msg(out, stamp, self.block_size, job.scene_token))
+        self.pub_path.publish(conv.path_msg(out, stamp))
+        if "perception" in out.tasks:
+            detections = conv.detections_msg(out, stamp)
+            self.pub_det.publish(detections)
+            self.pub_markers.publish(conv.markers_msg(detections, stamp))
+        if "understanding" in out.tasks:
+            self.pub_rationale.publish(conv.rationale_msg(out, stamp, job.command))
+        for msg in conv.decode_stats_msgs(out, stamp):
+            self.pub_stats.publish(msg)
+        self.counts["inferences"] += 1
+        if not out.valid:
+            self.counts["fallbacks"] += 1
+        failures = out.parse_failures
+        self.counts["parse_failures"] += len(failures)
+        if failures:
+            self.last_error = "; ".join(failures)[:300]
+        if not job.ego_ok:
+            self.counts["missing_ego"] += 1
+        self.latencies.append((self.now_ns() - job.received_ns) / 1e6)
+
+    # ------------------------------------------------------------ diagnostics
+    def publish_diagnostics(self) -> None:
+        from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+
+        now = self.now_ns()
+        status = DiagnosticStatus(name="wamdiff2_ros: drive_node", hardware_id="wamdiff2")
+        values = {"model_state": self.model_state, "model": self.model_label}
+        if self.model_state != "ready":
+            status.level, status.message = DiagnosticStatus.WARN, f"model {self.model_state}"
+        else:
+            stopped = self.sync.stopped(now) if hasattr(self, "sync") else []
+            status.level, status.message = DiagnosticStatus.OK, "driving"
+            if stopped:
+                status.level, status.message = DiagnosticStatus.WARN, f"no frames from {stopped}"
+            if self.sync.reference in stopped:
+                status.level = DiagnosticStatus.ERROR
+            for camera, times in self.arrivals.items():
+                recent = [t for t in times if now - t < 5e9]
+                rate = (len(recent) - 1) / ((recent[-1] - recent[0]) / 1e9) if len(recent) > 1 and recent[-1] > recent[0] else 0.0
+                values[f"input_rate_hz/{camera}"] = f"{rate:.2f}"
+            if self.latencies:
+                lat = np.asarray(self.latencies)
+                values["latency_ms_p50"] = f"{np.percentile(lat, 50):.1f}"
+                values["latency_ms_p95"] = f"{np.percentile(lat, 95):.1f}"
+            values["ego_state"] = "ok" if self.ego_ok and now - self.ego_received_ns <= self.p["ego_timeout_s"] * 1e9 else "missing"
+        for key in ("inferences", "fallbacks", "parse_failures", "dropped_sets", "bad_image", "ego_invalid",
+                    "out_of_order_frames", "stale_frames", "missing_ego", "bad_command", "inference_errors"):
+            values[key] = str(self.counts[key])
+        values["last_error"] = self.last_error
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self.diag_pub.publish(msg)
+
+    def shutdown(self) -> None:
+        with self.lock:
+            self.stopping = True
+            self.wakeup.notify_all()
+        if hasattr(self, "worker") and self.worker.is_alive():
+            self.worker.join(timeout=30)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from wamdiff2_ros.ros.node_main import run_node
+
+    return run_node("drive_node", DriveNode, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
