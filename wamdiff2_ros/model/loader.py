@@ -177,7 +177,7 @@ def ensure_mask_token(model, tokenizer, config_data: dict[str, Any]) -> int:
     else:
         mask_id = _token_id(tokenizer, MASK)
         if mask_id is None:
-            tokenizer.add_special_tokens({"additional_special_tokens": [MASK]}, replace_additional_special_tokens=False)
+            tokenizer.add_tokens([MASK], special_tokens=True)
             mask_id = _token_id(tokenizer, MASK)
             if mask_id is None:  # pragma: no cover - tokenizers always add
                 raise ModelLoadError(f"could not add {MASK} to the tokenizer")

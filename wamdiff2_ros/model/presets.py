@@ -128,19 +128,21 @@ def build_config(
     mask_token_id: int,
     end_token_id: int,
     pad_token_id: int,
+    pad_vocab_to: int = 64,
 ):
     """A :class:`transformers.Qwen3VLConfig` for ``preset`` with our extra fields recorded.
 
     ``special_token_ids`` maps ``image``, ``video``, ``vision_start``, ``vision_end`` to the
     tokenizer's ids. ``block_size``, ``mask_token_id`` and ``end_token_id`` are stored as
-    extra top-level config attributes (plain transformers ignores them).
+    extra top-level config attributes (plain transformers ignores them). The embedding
+    size is the vocabulary rounded up to a multiple of ``pad_vocab_to``.
     """
     from transformers import Qwen3VLConfig
 
     p = get_preset(preset) if isinstance(preset, str) else preset
     if p.vocab_size is not None:
         vocab_size = max(vocab_size, p.vocab_size)
-    vocab_size = -(-vocab_size // 64) * 64
+    vocab_size = -(-vocab_size // pad_vocab_to) * pad_vocab_to
     text_config = {
         "vocab_size": vocab_size,
         "hidden_size": p.hidden_size,

@@ -116,11 +116,20 @@ def driving_corpus(num_lines: int = 6000, seed: int = 0) -> Iterator[str]:
             yield f"{IM_START}user\n{rng.choice(_WORDS)}{IM_END}\n{IM_START}assistant\n{rng.choice(_WORDS)}{IM_END}"
 
 
-def train_tokenizer(vocab_size: int = DEFAULT_VOCAB_SIZE, *, seed: int = 0, num_lines: int = 6000):
-    """Train the byte-level BPE on :func:`driving_corpus`; returns a ``tokenizers.Tokenizer``."""
+def train_tokenizer(
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    *,
+    seed: int = 0,
+    num_lines: int = 6000,
+    special_tokens: tuple[str, ...] = SPECIAL_TOKENS,
+):
+    """Train the byte-level BPE on :func:`driving_corpus`; returns a ``tokenizers.Tokenizer``.
+
+    The special tokens take ids 0..N-1 in the given order.
+    """
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    if vocab_size < 256 + len(SPECIAL_TOKENS) + 16:
+    if vocab_size < 256 + len(special_tokens) + 16:
         raise ValueError(f"vocab_size={vocab_size} is too small for a byte-level BPE (need at least 300)")
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
@@ -132,7 +141,7 @@ def train_tokenizer(vocab_size: int = DEFAULT_VOCAB_SIZE, *, seed: int = 0, num_
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
-        special_tokens=list(SPECIAL_TOKENS),
+        special_tokens=list(special_tokens),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
