@@ -215,7 +215,7 @@ class FastEngine:
                 forwards += 1
                 if trace is not None:
                     trace.append(logits[:b].float().cpu())
-                commit_step(logits, ids, conf, masked, threshold, fill_all=step == cap)
+                commit_step(logits, ids, conf, masked, threshold, step == cap, vla.mask_token_id)
                 if not bool(masked.any()):  # the one host sync of a step: is the block complete?
                     break
             writable = (~finished)[:, None]

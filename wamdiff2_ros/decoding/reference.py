@@ -9,8 +9,8 @@ Written to be read next to the paper, not to be fast:
    one forward over [cache ; block] and then crops the cache back, so denoise steps
    never write the cache. Every masked position whose softmax confidence is
    >= ``confidence_threshold`` is committed; if none is, the single most confident
-   one is. At the step cap (``max_steps_per_block``, default B) every leftover mask
-   is filled with its argmax.
+   one is (the mask token itself is never predicted). At the step cap
+   (``max_steps_per_block``, default B) every leftover mask is filled with its argmax.
 3. One clean forward over the finished block writes its KV (skipped after the last
    block, when nothing would read it).
 4. A row stops when it commits the end token; tokens after it in the same block are
@@ -29,6 +29,7 @@ from transformers import DynamicCache
 from .config import DecodeConfig, DecodeResult
 from .outputs import build_result, device_clock
 from .prompt import prepare_prompt, prompt_block_mask, to_model_mask
+from .selection import predict
 
 
 def select_to_commit(confidence: list[float], masked: list[bool], threshold: float, fill_all: bool) -> list[int]:
@@ -104,8 +105,7 @@ class ReferenceDecoder:
                 forwards += 1
                 if trace is not None:
                     trace.append(logits.float().cpu())
-                probs = torch.softmax(logits.float(), dim=-1)
-                step_conf, step_pred = probs.max(dim=-1)
+                step_conf, step_pred = predict(logits, vla.mask_token_id)  # softmax max, never the mask token
                 step_conf, step_pred = step_conf.tolist(), step_pred.tolist()
                 for r in range(b):
                     for i in select_to_commit(step_conf[r], masked[r], threshold, fill_all=step == cap):

@@ -4,6 +4,9 @@ Same rule as ``reference.select_to_commit``, for all rows at once: commit every
 masked position whose softmax confidence is >= the threshold; a row with none
 commits its single most confident masked position (first index on ties); at the
 step cap every masked position is committed. Tensors are updated in place.
+
+The mask token itself is never a prediction: its logit is dropped before the
+softmax (a trained model gives it ~0 probability anyway; a random one may not).
 """
 
 from __future__ import annotations
@@ -11,10 +14,17 @@ from __future__ import annotations
 import torch
 
 
+def predict(logits: torch.Tensor, mask_token_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(confidence, token) per position: softmax max and argmax over the vocabulary without the mask token."""
+    drop = torch.tensor([mask_token_id], device=logits.device)
+    scores = logits.float().index_fill(-1, drop, float("-inf"))  # out of place: the caller's logits stay intact
+    return torch.softmax(scores, dim=-1).max(dim=-1)
+
+
 def commit_step(logits: torch.Tensor, ids: torch.Tensor, confidence: torch.Tensor, masked: torch.Tensor,
-                threshold: float, fill_all: bool) -> None:
+                threshold: float, fill_all: bool, mask_token_id: int) -> None:
     """Update ``ids`` (r, B) long, ``confidence`` (r, B) float, ``masked`` (r, B) bool from (r, B, V) logits."""
-    step_conf, step_pred = torch.softmax(logits.float(), dim=-1).max(dim=-1)
+    step_conf, step_pred = predict(logits, mask_token_id)
     if fill_all:
         pick = masked.clone()
     else:
