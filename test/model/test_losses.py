@@ -1,0 +1,151 @@
+"""Objectives against hand computations: masked diffusion, AR, JSD; block noising; response padding."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from wamdiff2_ros.model.losses import (
+    add_block_noise,
+    ar_loss,
+    jsd_loss,
+    masked_diffusion_loss,
+    pad_response,
+    sample_block_times,
+)
+
+
+def _log_softmax(row: list[float]) -> list[float]:
+    z = math.log(sum(math.exp(v) for v in row))
+    return [v - z for v in row]
+
+
+def test_pad_response_cases():
+    end = 9
+    assert pad_response(torch.tensor([1, 2, 3]), 4, end).tolist() == [[1, 2, 3, 9]]
+    assert pad_response(torch.tensor([1, 2, 3, 4]), 4, end).tolist() == [[1, 2, 3, 4]]
+    assert pad_response(torch.tensor([1, 2, 3]), 1, end).tolist() == [[1, 2, 3]]
+    assert pad_response([torch.tensor([1]), torch.tensor([1, 2, 3, 4, 5])], 2, end).tolist() == [
+        [1, 9, 9, 9, 9, 9],
+        [1, 2, 3, 4, 5, 9],
+    ]
+    assert pad_response(torch.tensor([[1, 2], [3, 4]]), 3, end).tolist() == [[1, 2, 9], [3, 4, 9]]
+    assert pad_response(torch.tensor([], dtype=torch.long), 2, end).tolist() == [[9, 9]]
+    with pytest.raises(ValueError, match="block_size"):
+        pad_response(torch.tensor([1]), 0, end)
+
+
+def test_masked_diffusion_loss_hand_case():
+    # B=1, R=2, V=3; position 0 masked with t=0.5, position 1 unmasked.
+    logits = torch.tensor([[[1.0, 2.0, 0.5], [0.0, 0.0, 3.0]]])
+    targets = torch.tensor([[1, 0]])
+    masked = torch.tensor([[True, False]])
+    t = torch.tensor([[0.5, 0.5]])
+    ce0 = -_log_softmax([1.0, 2.0, 0.5])[1]
+    expected = (ce0 / 0.5) / 2  # sum over masked / R
+    assert masked_diffusion_loss(logits, targets, masked, t).item() == pytest.approx(expected, rel=1e-6)
+
+
+def test_masked_diffusion_loss_macro_average_over_rows():
+    logits = torch.tensor([[[0.0, 1.0], [2.0, 0.0]], [[1.0, 1.0], [0.0, 0.0]]])
+    targets = torch.tensor([[1, 1], [0, 1]])
+    masked = torch.tensor([[True, True], [False, True]])
+    t = torch.tensor([[0.25, 1.0], [1.0, 0.5]])
+    row0 = (-_log_softmax([0.0, 1.0])[1] / 0.25 + -_log_softmax([2.0, 0.0])[1] / 1.0) / 2
+    row1 = (-_log_softmax([0.0, 0.0])[1] / 0.5) / 2
+    got = masked_diffusion_loss(logits, targets, masked, t)
+    assert got.item() == pytest.approx((row0 + row1) / 2, rel=1e-6)
+    # nothing masked -> zero loss, gradients still flow
+    lg = logits.clone().requires_grad_(True)
+    zero = masked_diffusion_loss(lg, targets, torch.zeros_like(masked), t)
+    zero.backward()
+    assert zero.item() == 0.0 and lg.grad is not None
+
+
+def test_masked_diffusion_loss_no_shift():
+    """The logit at j is scored against target j (not j+1)."""
+    v = 5
+    targets = torch.tensor([[3, 1, 4]])
+    logits = torch.full((1, 3, v), -20.0)
+    logits[0, torch.arange(3), targets[0]] = 20.0
+    loss = masked_diffusion_loss(logits, targets, torch.ones(1, 3, dtype=torch.bool), torch.ones(1, 3))
+    assert loss.item() < 1e-6
+
+
+def test_ar_loss_hand_case():
+    logits = torch.tensor([[[2.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.5, 0.5, 0.0], [9.0, 9.0, 9.0]]])
+    targets = torch.tensor([[-100, 2, 1, -100]])
+    # logits[0] predicts targets[1]=2, logits[1] predicts targets[2]=1, logits[2] -> ignored
+    expected = (-_log_softmax([2.0, 0.0, 0.0])[2] - _log_softmax([0.0, 1.0, 0.0])[1]) / 2
+    assert ar_loss(logits, targets).item() == pytest.approx(expected, rel=1e-6)
+    assert ar_loss(logits, torch.full((1, 4), -100)).item() == 0.0
+
+
+def test_jsd_loss_hand_case():
+    s = torch.tensor([[[0.0, math.log(3.0)]]])  # p_s = (0.25, 0.75)
+    t = torch.tensor([[[math.log(3.0), 0.0]]])  # p_t = (0.75, 0.25)
+    m = [0.5, 0.5]
+    kl_t = 0.75 * math.log(0.75 / m[0]) + 0.25 * math.log(0.25 / m[1])
+    kl_s = 0.25 * math.log(0.25 / m[0]) + 0.75 * math.log(0.75 / m[1])
+    expected = 0.5 * kl_t + 0.5 * kl_s
+    got = jsd_loss(s, t, torch.tensor([[True]]))
+    assert got.item() == pytest.approx(expected, rel=1e-5)
+    # beta weights the mixture and the two KL terms
+    beta = 0.2
+    mix = [beta * 0.75 + 0.8 * 0.25, beta * 0.25 + 0.8 * 0.75]
+    kl_t = 0.75 * math.log(0.75 / mix[0]) + 0.25 * math.log(0.25 / mix[1])
+    kl_s = 0.25 * math.log(0.25 / mix[0]) + 0.75 * math.log(0.75 / mix[1])
+    assert jsd_loss(s, t, torch.tensor([[True]]), beta=beta).item() == pytest.approx(beta * kl_t + 0.8 * kl_s, rel=1e-5)
+
+
+def test_jsd_loss_properties():
+    g = torch.Generator().manual_seed(0)
+    s = torch.randn(2, 4, 7, generator=g, requires_grad=True)
+    t = torch.randn(2, 4, 7, generator=g, requires_grad=True)
+    masked = torch.tensor([[True, False, True, True], [False, False, True, False]])
+    loss = jsd_loss(s, t, masked)
+    assert 0.0 < loss.item() <= math.log(2.0)
+    assert loss.item() == pytest.approx(jsd_loss(t.detach(), s.detach(), masked).item(), rel=1e-5)  # symmetric at 0.5
+    assert jsd_loss(s, s.detach(), masked).item() == pytest.approx(0.0, abs=1e-6)
+    assert jsd_loss(s, t, torch.zeros_like(masked)).item() == 0.0
+    loss.backward()
+    assert s.grad is not None and s.grad.abs().sum() > 0
+    assert t.grad is None  # teacher is detached
+    with pytest.raises(ValueError, match="share the tokenizer"):
+        jsd_loss(s, t[..., :5], masked)
+    with pytest.raises(ValueError, match="beta"):
+        jsd_loss(s, t, masked, beta=1.5)
+
+
+def test_add_block_noise_structure():
+    mask_id = 99
+    response = torch.arange(1, 33).reshape(2, 16)
+    gen = torch.Generator().manual_seed(0)
+    noisy, t, masked = add_block_noise(response, 4, mask_id, generator=gen)
+    assert noisy.shape == t.shape == masked.shape == response.shape
+    assert torch.equal(noisy[masked], torch.full((int(masked.sum()),), mask_id))
+    assert torch.equal(noisy[~masked], response[~masked])
+    blocks = t.reshape(2, 4, 4)
+    assert torch.equal(blocks, blocks[..., :1].expand_as(blocks))  # one t per block
+    assert (t >= 1e-3).all() and (t <= 1.0).all()
+    again = add_block_noise(response, 4, mask_id, generator=torch.Generator().manual_seed(0))
+    assert all(torch.equal(a, b) for a, b in zip((noisy, t, masked), again, strict=True))
+    one_d = add_block_noise(response[0], 4, mask_id, generator=torch.Generator().manual_seed(1))
+    assert one_d[0].shape == (16,)
+    with pytest.raises(ValueError, match="multiple of block_size"):
+        add_block_noise(torch.arange(6), 4, mask_id)
+
+
+def test_block_times_are_stratified_and_masking_rate_follows_t():
+    gen = torch.Generator().manual_seed(0)
+    t = sample_block_times(500, 4, generator=gen)
+    strata = torch.sort(t, dim=1).values
+    for k in range(4):  # exactly one block per stratum [k/4, (k+1)/4)
+        assert ((strata[:, k] >= max(k / 4, 1e-3) - 1e-7) & (strata[:, k] <= (k + 1) / 4 + 1e-7)).all()
+    response = torch.zeros(400, 64, dtype=torch.long)
+    _, tt, masked = add_block_noise(response, 64, 1, generator=gen)  # one block per row
+    rate = masked.float().mean(1)
+    assert torch.corrcoef(torch.stack([rate, tt[:, 0]]))[0, 1] > 0.95
+    assert abs(masked.float().mean().item() - tt.mean().item()) < 0.02
