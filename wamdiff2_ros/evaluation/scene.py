@@ -47,6 +47,8 @@ def call_map(fn: Any, x: np.ndarray, y: np.ndarray, dtype: Any) -> np.ndarray:
     except Exception:
         pass
     flat = [fn(float(a), float(b)) for a, b in zip(x.ravel(), y.ravel(), strict=True)]
+    if np.dtype(dtype).kind == "f":
+        flat = [np.nan if v is None else v for v in flat]  # "no lane here"
     return np.asarray(flat, dtype=dtype).reshape(x.shape)
 
 

@@ -1,0 +1,75 @@
+"""Ground truth from NAVSIM-format logs, the `wamdiff2 bag eval` command, and reports."""
+
+import json
+
+import numpy as np
+import pytest
+
+from wamdiff2_ros.data.bags import BagWriter, trajectory_message
+
+navsim = pytest.importorskip("wamdiff2_ros.data.navsim")
+
+from wamdiff2_ros.evaluation.groundtruth import ground_truth_from_logs  # noqa: E402
+
+from .navsim_fixture import write_log  # noqa: E402
+
+
+@pytest.fixture()
+def logs_dir(tmp_path):
+    write_log(tmp_path / "navsim_logs" / "mini")
+    return tmp_path / "navsim_logs" / "mini"
+
+
+def test_ground_truth_from_logs(logs_dir):
+    logs = navsim.NavsimLogs(logs_dir)
+    truth = ground_truth_from_logs(logs)
+    assert len(truth) == len(logs) > 0
+    scene = next(iter(truth.values()))
+    expected = np.column_stack([5.0 * 0.5 * np.arange(1, 9), np.zeros(8), np.zeros(8)])
+    assert np.allclose(scene.trajectory, expected, atol=1e-6)
+    agents = scene.agents
+    assert agents.names == ["vehicle", "vehicle"] and agents.valid.all()
+    parked = agents.boxes[:, agents.track_ids.index("parked"), :2]
+    assert np.allclose(parked, parked[0], atol=1e-6)  # a parked car stays put in the current frame
+    follower = agents.boxes[:, agents.track_ids.index("follower"), :2]
+    assert np.allclose(follower[:, 0], 8.0 + 2.5 * np.arange(9), atol=1e-6)  # moves with the ego
+    assert scene.driving_command == "straight"
+
+
+def test_bag_eval_command(tmp_path, logs_dir):
+    from wamdiff2_ros.cli import main
+
+    logs = navsim.NavsimLogs(logs_dir)
+    truth = ground_truth_from_logs(logs)
+    bag = tmp_path / "drive_bag"
+    with BagWriter(bag, storage="mcap") as writer:
+        for token, scene in truth.items():
+            stamp = scene.timestamp_us * 1000
+            writer.write("/wamdiff2/trajectory", stamp, trajectory_message(writer.typestore, scene.trajectory, stamp,
+                                                                          scene_token=token))  # fmt: skip
+    out = tmp_path / "eval.json"
+    report = tmp_path / "report"
+    code = main(["bag", "eval", "--bag", str(bag), "--logs", str(logs_dir), "--json", str(out),
+                 "--report", str(report), "--processes", "1"])  # fmt: skip
+    assert code == 0
+    summary = json.loads(out.read_text())
+    assert summary["scenes_scored"] == len(truth) and summary["scenes_missing"] == 0
+    for key in ("l2_avg", "l2_1s", "l2_2s", "l2_3s", "l2_4s"):
+        assert summary[key] == pytest.approx(0.0, abs=1e-6)
+    assert summary["collision_rate"] == 0.0
+    text = (report / "report.md").read_text()
+    assert "L2 against horizon" in text and (report / "l2_horizon.png").stat().st_size > 1000
+    assert (report / "bev_00.png").is_file()
+
+
+def test_bag_eval_command_errors(tmp_path, logs_dir, capsys):
+    from wamdiff2_ros.cli import main
+
+    code = main(["bag", "eval", "--bag", str(tmp_path / "nope"), "--logs", str(tmp_path / "no_logs"),
+                 "--json", str(tmp_path / "x.json")])  # fmt: skip
+    assert code == 2 and "cannot read logs" in capsys.readouterr().err
+    code = main(["bag", "eval", "--bag", str(tmp_path / "nope"), "--logs", str(logs_dir),
+                 "--json", str(tmp_path / "x.json"), "--processes", "1"])  # fmt: skip
+    assert code == 1
+    summary = json.loads((tmp_path / "x.json").read_text())
+    assert summary["scenes_scored"] == 0 and any("does not exist" in p for p in summary["problems"])

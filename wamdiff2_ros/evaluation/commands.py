@@ -1,0 +1,167 @@
+"""CLI targets: ``wamdiff2 eval open-loop`` and ``wamdiff2 bag eval``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from wamdiff2_ros.evaluation.scoring import json_safe
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _write_json(path: str | Path, payload: Any) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(json_safe(payload), indent=2) + "\n", encoding="utf-8")
+
+
+def _load_logs(args: argparse.Namespace) -> Any:
+    from wamdiff2_ros.data.navsim import NavsimLogs
+
+    return NavsimLogs(args.logs, args.sensor_blobs, progress=True)
+
+
+def _print_summary(summary: dict[str, Any], name: str = "") -> None:
+    keys = ("scenes_scored", "scenes_missing", "l2_avg", "l2_upto_avg", "collision_rate", "nc", "ttc", "comfort",
+            "ep", "pdms", "pdms_without_map_terms", "fallback_rate", "decode_tokens_per_second")  # fmt: skip
+    parts = []
+    for key in keys:
+        if key in summary and summary[key] is not None:
+            value = summary[key]
+            parts.append(f"{key}={value:.4f}" if isinstance(value, float) else f"{key}={value}")
+    print((f"[{name}] " if name else "") + " ".join(parts))
+
+
+# ------------------------------------------------------------------ bag eval
+
+
+def bag_eval_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bag", required=True, help="rosbag2 folder or .mcap/.db3 file with Trajectory messages")
+    parser.add_argument("--logs", required=True, help="navsim_logs/<split> folder (or one .pkl)")
+    parser.add_argument("--sensor-blobs", default=None, help="sensor_blobs/<split> (not needed for scoring)")
+    parser.add_argument("--json", required=True, help="summary JSON to write")
+    parser.add_argument("--topic", action="append", default=None, help="only this Trajectory topic (repeatable)")
+    parser.add_argument("--per-scene", default=None, help="also write per-scene results (JSON)")
+    parser.add_argument("--report", default=None, help="also write a Markdown report with plots to this folder")
+    parser.add_argument("--stamp-tolerance", type=float, default=0.05, help="seconds, for matching by header stamp")
+    parser.add_argument("--processes", type=int, default=None, help="scoring processes (default: CPUs, max 8)")
+
+
+def bag_eval(args: argparse.Namespace) -> int:
+    from wamdiff2_ros.data.bags import BagError
+    from wamdiff2_ros.evaluation.bag_eval import evaluate_bag
+    from wamdiff2_ros.evaluation.groundtruth import ground_truth_from_logs
+
+    try:
+        logs = _load_logs(args)
+        scenes = ground_truth_from_logs(logs, progress=True)
+    except (OSError, ValueError) as exc:
+        return _fail(f"cannot read logs {args.logs}: {exc}")
+    if not scenes:
+        return _fail(f"no scenes with annotations in {args.logs}; nothing to score against")
+    try:
+        summary, results = evaluate_bag(
+            args.bag, scenes, topics=args.topic, processes=args.processes, stamp_tolerance_s=args.stamp_tolerance
+        )
+    except BagError as exc:
+        return _fail(str(exc))
+    _write_json(args.json, summary)
+    if args.per_scene:
+        _write_json(args.per_scene, results)
+    if args.report:
+        from wamdiff2_ros.data.bags import read_trajectories
+        from wamdiff2_ros.evaluation.report import write_report
+
+        records, _ = read_trajectories(args.bag, args.topic)
+        by_token = {r["token"]: r for r in results if "error" not in r}
+        samples = []
+        for record in records:
+            token = record.scene_token
+            if token in by_token and token in scenes and len(samples) < 6:
+                samples.append(("bag", record.waypoints[: len(scenes[token].trajectory)], scenes[token]))
+        write_report(args.report, {"bag": summary}, samples=samples, title=f"Bag evaluation: {args.bag}",
+                     command="wamdiff2 bag eval " + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else []))  # fmt: skip
+    for problem in summary.get("problems", []):
+        print(f"warning: {problem}", file=sys.stderr)
+    _print_summary(summary)
+    print(f"wrote {args.json}")
+    return 0 if summary["scenes_scored"] else 1
+
+
+# ------------------------------------------------------------------ open loop
+
+
+def open_loop_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="checkpoint directory (ours, qwen3_vl or wam_diff2)")
+    parser.add_argument("--logs", required=True, help="navsim_logs/<split> folder (or one .pkl)")
+    parser.add_argument("--sensor-blobs", required=True, help="sensor_blobs/<split> folder")
+    parser.add_argument("--block-size", type=int, nargs="+", default=None,
+                        help="block size(s) B; several give one row each (default: the checkpoint's)")  # fmt: skip
+    parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N scenes")
+    parser.add_argument("--json", required=True, help="summary JSON to write")
+    parser.add_argument("--report", default=None, help="write a Markdown report with plots to this folder")
+    parser.add_argument("--submission", default=None, help="write NAVSIM-style {token: poses} pickle (first B)")
+    parser.add_argument("--per-scene", default=None, help="also write per-scene results (JSON)")
+    parser.add_argument("--engine", choices=("fast", "reference"), default="fast")
+    parser.add_argument("--confidence-threshold", type=float, default=0.9)
+    parser.add_argument("--max-new-tokens", type=int, default=128)
+    parser.add_argument("--cameras", nargs="+", default=["CAM_F0"])
+    parser.add_argument("--tasks", nargs="+", default=["planning"], choices=("planning", "perception", "understanding"))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--processes", type=int, default=None, help="scoring processes (default: CPUs, max 8)")
+    parser.add_argument("--samples", type=int, default=4, help="BEV plots of this many scenes in the report")
+
+
+def open_loop(args: argparse.Namespace) -> int:
+    from wamdiff2_ros.evaluation.open_loop import run_open_loop, write_submission
+
+    if args.limit is not None and args.limit < 1:
+        return _fail("--limit must be >= 1")
+    try:
+        from wamdiff2_ros.model.loader import load_model
+
+        vla = load_model(args.model, device=args.device)
+    except (OSError, ValueError) as exc:
+        return _fail(f"cannot load model {args.model}: {exc}")
+    try:
+        logs = _load_logs(args)
+    except (OSError, ValueError) as exc:
+        return _fail(f"cannot read logs {args.logs}: {exc}")
+    block_sizes = args.block_size or [int(getattr(vla, "block_size", None) or getattr(vla.config, "block_size", 32))]
+    try:
+        runs, truth = run_open_loop(
+            vla, logs, block_sizes, engine=args.engine, confidence_threshold=args.confidence_threshold,
+            max_new_tokens=args.max_new_tokens, cameras=args.cameras, tasks=args.tasks, limit=args.limit,
+            processes=args.processes, device=args.device,
+        )  # fmt: skip
+    except (OSError, ValueError) as exc:
+        return _fail(str(exc))
+    summaries = {f"B={r.block_size}": r.summary for r in runs}
+    payload = dict(runs[0].summary) if len(runs) == 1 else {"runs": summaries, **runs[0].summary}
+    payload.update(model=str(args.model), logs=str(args.logs))
+    _write_json(args.json, payload)
+    if args.per_scene:
+        _write_json(args.per_scene, {f"B={r.block_size}": r.per_scene for r in runs})
+    if args.submission:
+        write_submission(args.submission, runs[0].predictions)
+        print(f"wrote {args.submission}")
+    if args.report:
+        from wamdiff2_ros.evaluation.report import write_report
+
+        tokens = list(truth)[: max(0, args.samples)]
+        samples = [(f"B={runs[-1].block_size}", runs[-1].predictions[t], truth[t]) for t in tokens]
+        path = write_report(args.report, summaries, samples=samples, title="Open-loop evaluation",
+                            command="wamdiff2 eval open-loop " + shlex.join(sys.argv[3:]))  # fmt: skip
+        print(f"wrote {path}")
+    for name, summary in summaries.items():
+        _print_summary(summary, name)
+    print(f"wrote {args.json}")
+    return 0
