@@ -1,0 +1,712 @@
+"""Synthetic driving world: traffic on a procedural road map, an autopilot ego, cameras, closed loop.
+
+``World(seed, config)`` builds a :class:`~wamdiff2_ros.data.road_map.RoadMap` (roads,
+curves, signalised intersections, side roads, buildings) and populates it with
+vehicles (car-following with IDM, stopping at red and yellow lights, yielding at
+crossing conflicts) and pedestrians on the sidewalks. The ego follows its route with
+the same driver model (keeps distance to the lead vehicle, stops at lights) unless a
+caller takes over with :meth:`World.set_ego_pose` / :meth:`World.step_with_ego`
+(closed loop); other traffic reacts to the ego either way.
+
+Units and frames: metres, radians, seconds; global frame x/y on the ground; agent
+positions are box centres, the ego pose is its rear axle (as in NAVSIM). Everything
+is deterministic given the seed and the sequence of calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from wamdiff2_ros.data.camera import CAMERA_MOUNTS, PinholeCamera, camera_calibration
+from wamdiff2_ros.data.geometry import normalize_angle
+from wamdiff2_ros.data.polyline import Polyline, offset_points
+from wamdiff2_ros.data.road_map import (
+    LANE_WIDTH,
+    SIDEWALK_WIDTH,
+    STOP_LINE_SETBACK,
+    RoadMap,
+    generate_road_map,
+)
+
+__all__ = [
+    "EGO_LENGTH",
+    "EGO_WIDTH",
+    "EGO_HEIGHT",
+    "EGO_REAR_AXLE_TO_CENTER",
+    "WorldConfig",
+    "AgentBox",
+    "EgoState",
+    "TrafficLight",
+    "RouteProgress",
+    "World",
+    "LanePath",
+]
+
+# nuPlan's ego (Chrysler Pacifica)
+EGO_LENGTH = 5.176
+EGO_WIDTH = 2.297
+EGO_HEIGHT = 1.777
+EGO_REAR_AXLE_TO_CENTER = 1.461
+
+_PALETTE = (
+    (200, 30, 30), (30, 60, 160), (230, 230, 230), (25, 25, 28), (140, 140, 145), (190, 190, 195),
+    (20, 110, 60), (210, 160, 20), (90, 40, 20), (120, 150, 190), (170, 20, 60), (60, 60, 70),
+)
+_GLASS = (45, 60, 75)
+_CORRIDOR_HALF_WIDTH = 1.9
+_SKIN = (200, 160, 130)
+
+
+@dataclass
+class WorldConfig:
+    """Knobs of the synthetic world."""
+
+    route_length: float = 600.0  # metres of route ahead of the ego start
+    ego_speed: tuple[float, float] = (8.0, 13.0)  # desired speed range, m/s (drawn per world)
+    vehicle_density: float = 1.0  # scales how many vehicles spawn
+    pedestrian_density: float = 1.0
+    intersection_prob: float = 0.45
+    dt: float = 0.1  # simulation sub-step, s
+    annotation_range: float = 60.0  # boxes within this distance go into ``anns``
+    buildings: bool = True
+    lateral_wander: float = 0.15  # amplitude of the ego's lateral wander, m
+
+
+@dataclass
+class AgentBox:
+    """A box of another road user in the global frame (centre, size, yaw, velocity)."""
+
+    track_token: str
+    name: str  # NAVSIM class: "vehicle" or "pedestrian"
+    x: float
+    y: float
+    z: float
+    length: float
+    width: float
+    height: float
+    yaw: float
+    vx: float
+    vy: float
+    speed: float
+
+
+@dataclass
+class EgoState:
+    """Ego rear-axle pose, velocity/acceleration in the ego frame, route progress and time."""
+
+    x: float
+    y: float
+    yaw: float
+    speed: float
+    vx: float
+    vy: float
+    ax: float
+    ay: float
+    yaw_rate: float
+    time_s: float
+    route_s: float
+
+
+@dataclass
+class TrafficLight:
+    """State of the signal controlling one lane connector."""
+
+    lane_connector_id: int
+    intersection: int
+    approach_arm: int
+    state: str  # green / yellow / red
+    on_route: bool
+
+    @property
+    def is_red(self) -> bool:
+        return self.state == "red"
+
+
+@dataclass
+class RouteProgress:
+    s: float  # metres along the route lane from its start
+    length: float
+    fraction: float
+    lateral_offset: float  # metres, left +
+    heading_error: float  # radians
+
+
+class LanePath:
+    """A lane sequence as one polyline with its stop lines (s, intersection, approach arm)."""
+
+    def __init__(self, road_map: RoadMap, lane_ids: list[int]) -> None:
+        parts = [road_map.lanes[i].points for i in lane_ids]
+        pts = [parts[0]]
+        for p in parts[1:]:
+            pts.append(p[1:] if np.linalg.norm(pts[-1][-1] - p[0]) < 1e-6 else p)
+        self.poly = Polyline(np.concatenate(pts))
+        self.lane_ids = list(lane_ids)
+        self.stops: list[tuple[float, int, int]] = []
+        s_end = 0.0
+        self.lane_ends: list[float] = []
+        for i in lane_ids:
+            lane = road_map.lanes[i]
+            s_end += lane.polyline.length
+            self.lane_ends.append(s_end)
+            if lane.kind == "lane" and lane.intersection >= 0:
+                self.stops.append((s_end - STOP_LINE_SETBACK, lane.intersection, lane.approach_arm))
+        # curvature for speed limits
+        dh = np.diff(self.poly.headings_unwrapped)
+        ds = np.maximum(np.diff(self.poly.s), 1e-6)
+        self.curvature = np.concatenate([np.abs(dh) / ds, [0.0]])
+        self.smooth_curvature = np.convolve(self.curvature, np.ones(3) / 3, mode="same")
+
+    @property
+    def length(self) -> float:
+        return self.poly.length
+
+
+
+@dataclass
+class _Vehicle:
+    token: str
+    path: LanePath
+    s: float
+    speed: float
+    desired_speed: float
+    length: float
+    width: float
+    height: float
+    color: tuple[int, int, int]
+    front_offset: float  # reference point -> front bumper along the path
+    accel: float = 0.0
+    done: bool = False
+
+
+@dataclass
+class _Pedestrian:
+    token: str
+    path: Polyline
+    s: float
+    speed: float
+    direction: float
+    height: float
+    color: tuple[int, int, int]
+    pause: float = 0.0
+
+
+@dataclass
+class _Ego:
+    path: LanePath
+    s: float
+    speed: float
+    desired_speed: float
+    accel: float = 0.0
+    x: float = 0.0
+    y: float = 0.0
+    yaw: float = 0.0
+    ay: float = 0.0
+    yaw_rate: float = 0.0
+    external: bool = False
+    wander_phase: float = 0.0
+    wander_period: float = 10.0
+
+
+def _token(*parts: object) -> str:
+    return hashlib.blake2b("/".join(str(p) for p in parts).encode(), digest_size=8).hexdigest()
+
+
+def _idm(v: float, v0: float, gap: float, dv: float, s0: float = 2.5, headway: float = 1.4,
+         a_max: float = 1.6, b: float = 2.2) -> float:
+    """Intelligent Driver Model acceleration; ``gap`` = inf for free road, ``dv`` = v - v_leader."""
+    free = 1.0 - (v / max(v0, 0.1)) ** 4
+    if not math.isfinite(gap):
+        return a_max * free
+    s_star = s0 + max(0.0, v * headway + v * dv / (2.0 * math.sqrt(a_max * b)))
+    return a_max * (free - (s_star / max(gap, 0.1)) ** 2)
+
+
+class World:
+    """The synthetic driving world (see module docstring)."""
+
+    def __init__(self, seed: int, config: WorldConfig | None = None) -> None:
+        self.seed = int(seed)
+        self.config = config or WorldConfig()
+        rng = np.random.default_rng([self.seed, 0])
+        self.rng = np.random.default_rng([self.seed, 1])
+        origin = (float(rng.uniform(-2000, 2000)), float(rng.uniform(-2000, 2000)))
+        heading = float(rng.uniform(-math.pi, math.pi))
+        self.map: RoadMap = generate_road_map(
+            rng, self.config.route_length, origin, heading, self.config.intersection_prob,
+            buildings=self.config.buildings, name=f"synthetic-{self.seed}",
+        )
+        self.ground_color_index = int(rng.integers(4))
+        self.time_s = 0.0
+        self._vehicles: list[_Vehicle] = []
+        self._pedestrians: list[_Pedestrian] = []
+        self._next_agent = 0
+        self._renderer = None
+        route_path = LanePath(self.map, self.map.route)
+        self.ego = _Ego(
+            path=route_path,
+            s=float(rng.uniform(15.0, 25.0)),
+            speed=0.0,
+            desired_speed=float(rng.uniform(*self.config.ego_speed)),
+            wander_phase=float(rng.uniform(0, 2 * math.pi)),
+            wander_period=float(rng.uniform(8.0, 16.0)),
+        )
+        self.ego.speed = float(rng.uniform(0.5, 1.0)) * self.ego.desired_speed
+        self._update_ego_pose_from_path()
+        self._populate()
+
+    # ------------------------------------------------------------------ population
+
+    def _new_token(self, kind: str) -> str:
+        self._next_agent += 1
+        return _token(self.seed, kind, self._next_agent)
+
+    def _random_walk(self, lane_id: int, min_length: float) -> list[int]:
+        lanes = [lane_id]
+        total = self.map.lanes[lane_id].polyline.length
+        while total < min_length:
+            succ = self.map.lanes[lanes[-1]].successors
+            if not succ:
+                break
+            nxt = int(succ[int(self.rng.integers(len(succ)))])
+            lanes.append(nxt)
+            total += self.map.lanes[nxt].polyline.length
+        return lanes
+
+    def _vehicle_size(self) -> tuple[float, float, float]:
+        r = self.rng.random()
+        if r < 0.08:  # truck / bus
+            return float(self.rng.uniform(7.0, 10.0)), float(self.rng.uniform(2.3, 2.6)), float(self.rng.uniform(2.8, 3.4))
+        if r < 0.25:  # van / suv
+            return float(self.rng.uniform(4.8, 5.6)), float(self.rng.uniform(1.9, 2.1)), float(self.rng.uniform(1.8, 2.2))
+        return float(self.rng.uniform(4.0, 4.9)), float(self.rng.uniform(1.75, 1.95)), float(self.rng.uniform(1.4, 1.6))
+
+    def _spawn_vehicle(self, lane_ids: list[int], s: float, speed_scale: float | None = None) -> _Vehicle | None:
+        path = LanePath(self.map, lane_ids)
+        if s < 0 or s >= path.length - 5.0:
+            return None
+        pos = np.array(path.poly.pose_at(s)[:2])
+        for other in self._positions(include_pedestrians=False):
+            if np.hypot(*(other - pos)) < 12.0:
+                return None
+        length, width, height = self._vehicle_size()
+        desired = float(self.rng.uniform(7.0, 13.0))
+        scale = float(self.rng.uniform(0.3, 1.0)) if speed_scale is None else speed_scale
+        vehicle = _Vehicle(
+            token=self._new_token("vehicle"), path=path, s=s, speed=desired * scale, desired_speed=desired,
+            length=length, width=width, height=height, color=_PALETTE[int(self.rng.integers(len(_PALETTE)))],
+            front_offset=length / 2,
+        )
+        self._vehicles.append(vehicle)
+        return vehicle
+
+    def _positions(self, include_pedestrians: bool = True) -> list[np.ndarray]:
+        out = [np.array([self.ego.x, self.ego.y])]
+        out += [np.array(v.path.poly.pose_at(v.s)[:2]) for v in self._vehicles]
+        if include_pedestrians:
+            out += [np.array(p.path.pose_at(p.s)[:2]) for p in self._pedestrians]
+        return out
+
+    def _populate(self) -> None:
+        density = self.config.vehicle_density
+        ego = self.ego
+        route = self.map.route
+        # traffic in the ego lane, ahead and behind
+        gap_ahead = float(self.rng.uniform(15.0, 45.0))
+        if self.rng.random() < 0.75 * min(density, 1.0):
+            v = self._spawn_vehicle(route, ego.s + gap_ahead, speed_scale=float(self.rng.uniform(0.4, 1.0)))
+            if v is not None and self.rng.random() < 0.5:
+                self._spawn_vehicle(route, v.s + float(self.rng.uniform(20.0, 50.0)))
+        if self.rng.random() < 0.4 * min(density, 1.0) and ego.s > 12.0:
+            self._spawn_vehicle(route, ego.s - float(self.rng.uniform(11.0, ego.s)))
+        # oncoming traffic and side roads
+        for lane in self.map.lanes.values():
+            if lane.kind != "lane":
+                continue
+            on_route = lane.id in route
+            if on_route:
+                continue
+            length = lane.polyline.length
+            expected = density * length / (70.0 if lane.road >= 0 and self.map.roads[lane.road].kind == "route" else 45.0)
+            for _ in range(int(self.rng.poisson(expected))):
+                s = float(self.rng.uniform(0.0, max(length - 8.0, 1.0)))
+                self._spawn_vehicle(self._random_walk(lane.id, 250.0), s)
+        # pedestrians on both sidewalks of every road
+        for road in self.map.roads:
+            poly = Polyline(road.points)
+            for side in (1.0, -1.0):
+                walk = Polyline(offset_points(road.points, side * (LANE_WIDTH + SIDEWALK_WIDTH / 2)))
+                expected = self.config.pedestrian_density * poly.length / 60.0
+                for _ in range(int(self.rng.poisson(expected))):
+                    self._pedestrians.append(
+                        _Pedestrian(
+                            token=self._new_token("pedestrian"), path=walk, s=float(self.rng.uniform(0, walk.length)),
+                            speed=float(self.rng.uniform(0.9, 1.6)), direction=1.0 if self.rng.random() < 0.5 else -1.0,
+                            height=float(self.rng.uniform(1.55, 1.9)),
+                            color=_PALETTE[int(self.rng.integers(len(_PALETTE)))],
+                        )
+                    )
+
+    def _respawn(self) -> None:
+        """Keep traffic flowing: new oncoming / cross traffic ahead of the ego, drop far agents."""
+        ego_xy = np.array([self.ego.x, self.ego.y])
+        self._vehicles = [
+            v for v in self._vehicles
+            if not v.done and np.hypot(*(np.array(v.path.poly.pose_at(v.s)[:2]) - ego_xy)) < 220.0
+        ]
+        if self.rng.random() > 0.25 * self.config.vehicle_density:
+            return
+        candidates = []
+        for lane in self.map.lanes.values():
+            if lane.kind != "lane" or lane.id in self.map.route:
+                continue
+            start = lane.points[0]
+            d = float(np.hypot(*(start - ego_xy)))
+            if 60.0 < d < 180.0:
+                candidates.append(lane.id)
+        if candidates:
+            lane_id = candidates[int(self.rng.integers(len(candidates)))]
+            self._spawn_vehicle(self._random_walk(lane_id, 250.0), float(self.rng.uniform(0.0, 5.0)), 0.8)
+
+    # ------------------------------------------------------------------ dynamics
+
+    def _update_ego_pose_from_path(self) -> None:
+        ego = self.ego
+        x, y, h = ego.path.poly.pose_at(ego.s)
+        amp = self.config.lateral_wander
+        w = 2 * math.pi / ego.wander_period
+        offset = amp * math.sin(w * self.time_s + ego.wander_phase)
+        d_offset = amp * w * math.cos(w * self.time_s + ego.wander_phase)
+        ego.x = float(x - offset * math.sin(h))
+        ego.y = float(y + offset * math.cos(h))
+        slip = math.atan2(d_offset, max(ego.speed, 1.0)) if ego.speed > 0.5 else 0.0
+        ego.yaw = float(normalize_angle(h + slip))
+
+    def _signal(self, intersection: int, arm: int) -> str:
+        inter = self.map.intersections[intersection]
+        return inter.signal_state(arm % 2, self.time_s)
+
+    def _obstacle_gap(self, path: LanePath, s: float, front_offset: float, speed: float, self_index: int,
+                      agents: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                      detections: dict[tuple[int, int], float], exclude: set[int] | None = None) -> tuple[float, float]:
+        """Nearest obstacle ahead on ``path``: (gap to front bumper, obstacle speed along path)."""
+        agents_xy, agents_half, agents_speed, agents_heading = agents
+        best_gap, best_speed = math.inf, 0.0
+        # stop lines of red / yellow signals
+        for s_stop, inter, arm in path.stops:
+            dist = s_stop - s - front_offset
+            if dist < -0.5 or dist > 80.0:
+                continue
+            state = self._signal(inter, arm)
+            if state == "green":
+                continue
+            if state == "yellow" and dist < speed * speed / (2 * 3.0) + 1.0:
+                continue  # too close to stop comfortably: clear the intersection
+            if dist < best_gap:
+                best_gap, best_speed = max(dist, 0.05), 0.0
+        # end of the ego's route
+        end_gap = path.length - s - front_offset
+        if path is self.ego.path and end_gap < min(best_gap, 60.0):
+            best_gap, best_speed = max(end_gap, 0.05), 0.0
+        # road users in the corridor ahead
+        look = np.arange(0.5, 55.0, 1.0) + front_offset
+        look = look[s + look <= path.length]
+        if len(look) and len(agents_xy):
+            samples = path.poly.interpolate(s + look)
+            d = np.linalg.norm(samples[:, None, :2] - agents_xy[None], axis=-1)
+            hit = d < _CORRIDOR_HALF_WIDTH
+            hit[:, self_index] = False
+            if exclude:
+                hit[:, sorted(exclude)] = False
+            rows = np.where(hit.any(axis=0), hit.argmax(axis=0), -1)
+            for j in np.nonzero(rows >= 0)[0]:
+                s_rel = float(look[rows[j]])
+                detections[(self_index, int(j))] = s_rel
+                heading = float(samples[rows[j], 2])
+                along = agents_speed[j] * math.cos(agents_heading[j] - heading)
+                gap = s_rel - front_offset - agents_half[j]
+                if gap < best_gap:
+                    best_gap, best_speed = max(gap, 0.05), max(along, 0.0)
+        return best_gap, best_speed
+
+    def _speed_limit(self, path: LanePath, s: float, desired: float) -> float:
+        """Desired speed capped so that curves ahead can be taken at <= 2.2 m/s^2 lateral acceleration."""
+        ahead = np.arange(0.0, 60.0, 2.0)
+        idx = np.clip(np.searchsorted(path.poly.s, s + ahead), 0, len(path.curvature) - 1)
+        kappa = np.maximum(path.smooth_curvature[idx], 1e-6)
+        v_curve = np.sqrt(2.2 / kappa)
+        return float(min(desired, np.min(np.sqrt(v_curve**2 + 2.0 * 1.5 * ahead))))
+
+    def _agent_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        xy = [(self.ego.x + EGO_REAR_AXLE_TO_CENTER * math.cos(self.ego.yaw),
+               self.ego.y + EGO_REAR_AXLE_TO_CENTER * math.sin(self.ego.yaw))]
+        half = [EGO_LENGTH / 2]
+        speed = [self.ego.speed]
+        heading = [self.ego.yaw]
+        for v in self._vehicles:
+            x, y, h = v.path.poly.pose_at(v.s)
+            xy.append((x, y))
+            half.append(v.length / 2)
+            speed.append(v.speed)
+            heading.append(h)
+        for p in self._pedestrians:
+            x, y, h = p.path.pose_at(p.s)
+            xy.append((x, y))
+            half.append(0.3)
+            speed.append(p.speed if p.pause <= 0 else 0.0)
+            heading.append(h if p.direction > 0 else h + math.pi)
+        return np.array(xy), np.array(half), np.array(speed), np.array(heading)
+
+    def _substep(self, dt: float) -> None:
+        agents = self._agent_arrays()
+        heading = agents[3]
+        detections: dict[tuple[int, int], float] = {}
+        movers: list[tuple[int, _Vehicle | _Ego]] = []
+        if not self.ego.external:
+            movers.append((0, self.ego))
+        movers += [(i + 1, v) for i, v in enumerate(self._vehicles)]
+
+        def front(mover: _Vehicle | _Ego) -> float:
+            return EGO_REAR_AXLE_TO_CENTER + EGO_LENGTH / 2 if mover is self.ego else mover.front_offset
+
+        gaps = [self._obstacle_gap(m.path, m.s, front(m), m.speed, i, agents, detections) for i, m in movers]
+        # crossing conflicts seen from both sides: the one farther from the conflict yields
+        ignore: dict[int, set[int]] = {}
+        for (a, b), s_a in detections.items():
+            s_b = detections.get((b, a))
+            if s_b is None or abs(float(normalize_angle(heading[a] - heading[b]))) < math.radians(35):
+                continue
+            if (s_a, a) < (s_b, b):
+                ignore.setdefault(a, set()).add(b)
+        for (gap, lead_speed), (index, mover) in zip(gaps, movers, strict=True):
+            if index in ignore:
+                gap, lead_speed = self._obstacle_gap(mover.path, mover.s, front(mover), mover.speed, index, agents, {},
+                                                     ignore[index])
+            v0 = self._speed_limit(mover.path, mover.s, mover.desired_speed)
+            a = float(np.clip(_idm(mover.speed, v0, gap, mover.speed - lead_speed), -7.0, 2.0))
+            new_speed = max(0.0, mover.speed + a * dt)
+            mover.accel = (new_speed - mover.speed) / dt
+            mover.s += 0.5 * (mover.speed + new_speed) * dt
+            mover.speed = new_speed
+            if isinstance(mover, _Vehicle) and mover.s >= mover.path.length - 1.0:
+                mover.done = True
+        for p in self._pedestrians:
+            if p.pause > 0:
+                p.pause -= dt
+                continue
+            p.s += p.direction * p.speed * dt
+            if p.s <= 0.0 or p.s >= p.path.length:
+                p.s = float(np.clip(p.s, 0.0, p.path.length))
+                p.direction = -p.direction
+            elif self.rng.random() < 0.002:
+                p.pause = float(self.rng.uniform(1.0, 4.0))
+        self.time_s += dt
+        if not self.ego.external:
+            prev_yaw = self.ego.yaw
+            self._update_ego_pose_from_path()
+            self.ego.yaw_rate = float(normalize_angle(self.ego.yaw - prev_yaw)) / dt
+            self.ego.ay = self.ego.speed * self.ego.yaw_rate
+
+    def step(self, dt: float = 0.5) -> None:
+        """Advance the world by ``dt`` seconds (sub-steps of ``config.dt``); the ego drives itself."""
+        if dt < 0:
+            raise ValueError(f"dt must be >= 0, got {dt}")
+        n = max(1, int(round(dt / self.config.dt))) if dt > 0 else 0
+        for _ in range(n):
+            self._substep(dt / n)
+        if n:
+            self._respawn()
+
+    # ------------------------------------------------------------------ closed loop
+
+    def set_ego_pose(self, x: float, y: float, yaw: float, speed: float, acceleration: float = 0.0) -> None:
+        """Put the ego at a pose given from outside (closed loop); the autopilot stops driving it."""
+        for name, value in (("x", x), ("y", y), ("yaw", yaw), ("speed", speed)):
+            if not math.isfinite(float(value)):
+                raise ValueError(f"ego {name} must be finite, got {value}")
+        ego = self.ego
+        prev_yaw = ego.yaw
+        ego.external = True
+        ego.x, ego.y, ego.yaw = float(x), float(y), float(normalize_angle(yaw))
+        ego.accel = float(acceleration)
+        ego.speed = max(float(speed), 0.0)
+        ego.yaw_rate = float(normalize_angle(ego.yaw - prev_yaw)) / max(self.config.dt, 1e-3)
+        ego.ay = ego.speed * ego.yaw_rate
+        # progress: project onto the route near the previous progress
+        window_lo = max(ego.s - 30.0, 0.0)
+        window_hi = min(ego.s + 60.0, ego.path.length)
+        s_samples = np.linspace(window_lo, window_hi, 181)
+        pts = ego.path.poly.interpolate(s_samples)
+        i = int(np.argmin(np.hypot(pts[:, 0] - x, pts[:, 1] - y)))
+        ego.s = float(s_samples[i])
+
+    def step_with_ego(self, x: float, y: float, yaw: float, speed: float, dt: float = 0.5,
+                      acceleration: float = 0.0) -> None:
+        """Advance the world by ``dt`` with the ego held externally, then place it at (x, y, yaw, speed)."""
+        self.ego.external = True
+        self.step(dt)
+        self.set_ego_pose(x, y, yaw, speed, acceleration)
+
+    def release_ego(self) -> None:
+        """Hand the ego back to the autopilot (from its current route progress)."""
+        self.ego.external = False
+
+    # ------------------------------------------------------------------ queries
+
+    def ego_state(self) -> EgoState:
+        e = self.ego
+        return EgoState(e.x, e.y, e.yaw, e.speed, e.speed, 0.0, e.accel, e.ay, e.yaw_rate, self.time_s, e.s)
+
+    def ego_box(self) -> AgentBox:
+        e = self.ego
+        cx = e.x + EGO_REAR_AXLE_TO_CENTER * math.cos(e.yaw)
+        cy = e.y + EGO_REAR_AXLE_TO_CENTER * math.sin(e.yaw)
+        return AgentBox("ego", "vehicle", cx, cy, EGO_HEIGHT / 2, EGO_LENGTH, EGO_WIDTH, EGO_HEIGHT, e.yaw,
+                        e.speed * math.cos(e.yaw), e.speed * math.sin(e.yaw), e.speed)
+
+    def agents(self) -> list[AgentBox]:
+        """Boxes of all vehicles and pedestrians (global frame, z = box centre height)."""
+        out = []
+        for v in self._vehicles:
+            x, y, h = v.path.poly.pose_at(v.s)
+            out.append(AgentBox(v.token, "vehicle", float(x), float(y), v.height / 2, v.length, v.width, v.height,
+                                float(h), v.speed * math.cos(h), v.speed * math.sin(h), v.speed))
+        for p in self._pedestrians:
+            x, y, h = p.path.pose_at(p.s)
+            yaw = float(normalize_angle(h if p.direction > 0 else h + math.pi))
+            sp = 0.0 if p.pause > 0 else p.speed
+            out.append(AgentBox(p.token, "pedestrian", float(x), float(y), p.height / 2, 0.55, 0.6, p.height,
+                                yaw, sp * math.cos(yaw), sp * math.sin(yaw), sp))
+        return out
+
+    def traffic_lights(self, within: float | None = None) -> list[TrafficLight]:
+        """Signal state of every lane connector (only intersections within ``within`` metres if given)."""
+        route = set(self.map.route)
+        out = []
+        for lane in self.map.lanes.values():
+            if lane.kind != "connector":
+                continue
+            inter = self.map.intersections[lane.intersection]
+            if within is not None and math.hypot(inter.center[0] - self.ego.x, inter.center[1] - self.ego.y) > within:
+                continue
+            out.append(TrafficLight(lane.id, lane.intersection, lane.approach_arm,
+                                    inter.signal_state(lane.axis, self.time_s), lane.id in route))
+        return out
+
+    def route_command(self, distance: float = 20.0, lateral_offset: float = 2.0) -> str:
+        """NAVSIM's driving command: where the route is ``distance`` m ahead (left / straight / right)."""
+        path = self.ego.path.poly
+        if self.ego.s >= path.length - 1.0:
+            return "unknown"
+        x0, y0, h0 = path.pose_at(self.ego.s)
+        x1, y1, _ = path.pose_at(self.ego.s + distance)
+        lateral = -math.sin(h0) * (x1 - x0) + math.cos(h0) * (y1 - y0)
+        if lateral >= lateral_offset:
+            return "left"
+        if lateral <= -lateral_offset:
+            return "right"
+        return "straight"
+
+    def route_progress(self) -> RouteProgress:
+        path = self.ego.path.poly
+        x, y, h = path.pose_at(self.ego.s)
+        lateral = -math.sin(h) * (self.ego.x - x) + math.cos(h) * (self.ego.y - y)
+        return RouteProgress(self.ego.s, path.length, self.ego.s / path.length, float(lateral),
+                             float(normalize_angle(self.ego.yaw - h)))
+
+    def next_intersection(self) -> tuple[int, float] | None:
+        """(intersection id, distance along the route to its stop line) of the next one ahead, if any."""
+        for s_stop, inter, _arm in self.ego.path.stops:
+            if s_stop - self.ego.s > -2.0:
+                return inter, s_stop - self.ego.s
+        return None
+
+    def collisions(self) -> list[str]:
+        """Track tokens of agents whose box overlaps the ego's box now."""
+        ego = self.ego_box()
+        out = []
+        for agent in self.agents():
+            if math.hypot(agent.x - ego.x, agent.y - ego.y) > (ego.length + agent.length) / 2 + 1.0:
+                continue
+            if _boxes_overlap(ego, agent):
+                out.append(agent.track_token)
+        return out
+
+    # ------------------------------------------------------------------ cameras
+
+    @property
+    def renderer(self):  # noqa: ANN201 - lazy import keeps cv2 out of non-rendering use
+        if self._renderer is None:
+            from wamdiff2_ros.data.render import GROUNDS, Renderer
+
+            self._renderer = Renderer(self.map, GROUNDS[self.ground_color_index])
+        return self._renderer
+
+    def render_boxes(self) -> list:
+        from wamdiff2_ros.data.render import RenderBox
+
+        out = []
+        for v in self._vehicles:
+            x, y, h = v.path.poly.pose_at(v.s)
+            body_h = v.height * 0.55
+            color = v.color
+            out.append(RenderBox(float(x), float(y), 0.15, float(h), v.length, v.width, body_h - 0.15, (color,) * 5))
+            cabin_len = v.length * (0.55 if v.length < 6.5 else 0.85)
+            shift = -0.08 * v.length if v.length < 6.5 else 0.05 * v.length
+            cx, cy = x + shift * math.cos(h), y + shift * math.sin(h)
+            out.append(RenderBox(float(cx), float(cy), body_h, float(h), cabin_len, v.width * 0.9,
+                                 v.height - body_h, (color, _GLASS, _GLASS, _GLASS, _GLASS)))
+            out.append(RenderBox(float(x), float(y), 0.0, float(h), v.length * 0.8, v.width * 0.95, 0.15,
+                                 ((20, 20, 20),) * 5))
+        for p in self._pedestrians:
+            x, y, h = p.path.pose_at(p.s)
+            yaw = h if p.direction > 0 else h + math.pi
+            legs = p.height * 0.47
+            torso = p.height * 0.38
+            out.append(RenderBox(float(x), float(y), 0.0, float(yaw), 0.3, 0.4, legs, ((40, 40, 60),) * 5))
+            out.append(RenderBox(float(x), float(y), legs, float(yaw), 0.35, 0.5, torso, (p.color,) * 5))
+            out.append(RenderBox(float(x), float(y), legs + torso, float(yaw), 0.22, 0.22, p.height - legs - torso,
+                                 (_SKIN,) * 5))
+        return out
+
+    def signal_render_states(self) -> dict[tuple[int, int], str]:
+        return {(inter.id, arm): inter.signal_state(arm % 2, self.time_s)
+                for inter in self.map.intersections for arm in range(4)}
+
+    def camera(self, name: str, size: tuple[int, int]) -> PinholeCamera:
+        return PinholeCamera.from_calibration(name, camera_calibration(name, size), size)
+
+    def render(self, cameras: tuple[str, ...] | list[str] = ("CAM_F0",), size: tuple[int, int] = (512, 256),
+               calibrations: dict[str, dict] | None = None) -> dict[str, np.ndarray]:
+        """RGB images (H, W, 3) uint8 by camera name; ``calibrations`` overrides the rig (NAVSIM ``cams`` fields)."""
+        boxes = self.render_boxes()
+        states = self.signal_render_states()
+        pose = (self.ego.x, self.ego.y, self.ego.yaw)
+        out = {}
+        for name in cameras:
+            if name not in CAMERA_MOUNTS:
+                raise ValueError(f"unknown camera {name!r}; expected some of {', '.join(CAMERA_MOUNTS)}")
+            cal = (calibrations or {}).get(name) or camera_calibration(name, size)
+            cam = PinholeCamera.from_calibration(name, cal, size)
+            out[name] = self.renderer.render(cam, pose, boxes, states)
+        return out
+
+
+def _corners_2d(box: AgentBox) -> np.ndarray:
+    c, s = math.cos(box.yaw), math.sin(box.yaw)
+    local = np.array([[1, 1], [1, -1], [-1, -1], [-1, 1]]) * np.array([box.length / 2, box.width / 2])
+    return np.stack([box.x + c * local[:, 0] - s * local[:, 1], box.y + s * local[:, 0] + c * local[:, 1]], axis=1)
+
+
+def _boxes_overlap(a: AgentBox, b: AgentBox) -> bool:
+    """Separating-axis test of two oriented rectangles."""
+    ca, cb = _corners_2d(a), _corners_2d(b)
+    for yaw in (a.yaw, a.yaw + math.pi / 2, b.yaw, b.yaw + math.pi / 2):
+        axis = np.array([math.cos(yaw), math.sin(yaw)])
+        pa, pb = ca @ axis, cb @ axis
+        if pa.max() < pb.min() or pb.max() < pa.min():
+            return False
+    return True
