@@ -24,15 +24,16 @@ def _log_softmax(row: list[float]) -> list[float]:
 
 def test_pad_response_cases():
     end = 9
-    assert pad_response(torch.tensor([1, 2, 3]), 4, end).tolist() == [[1, 2, 3, 9]]
-    assert pad_response(torch.tensor([1, 2, 3, 4]), 4, end).tolist() == [[1, 2, 3, 4]]
-    assert pad_response(torch.tensor([1, 2, 3]), 1, end).tolist() == [[1, 2, 3]]
+    assert pad_response(torch.tensor([1, 2, 3]), 4, end).tolist() == [1, 2, 3, 9]
+    assert pad_response(torch.tensor([1, 2, 3, 4]), 4, end).tolist() == [1, 2, 3, 4]
+    assert pad_response(torch.tensor([1, 2, 3]), 1, end).tolist() == [1, 2, 3]
+    assert pad_response(torch.tensor([[1, 2, 3]]), 2, end).tolist() == [[1, 2, 3, 9]]
     assert pad_response([torch.tensor([1]), torch.tensor([1, 2, 3, 4, 5])], 2, end).tolist() == [
         [1, 9, 9, 9, 9, 9],
         [1, 2, 3, 4, 5, 9],
     ]
     assert pad_response(torch.tensor([[1, 2], [3, 4]]), 3, end).tolist() == [[1, 2, 9], [3, 4, 9]]
-    assert pad_response(torch.tensor([], dtype=torch.long), 2, end).tolist() == [[9, 9]]
+    assert pad_response(torch.tensor([], dtype=torch.long), 2, end).tolist() == [9, 9]
     with pytest.raises(ValueError, match="block_size"):
         pad_response(torch.tensor([1]), 0, end)
 

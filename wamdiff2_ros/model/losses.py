@@ -40,8 +40,9 @@ def pad_response(
 ) -> torch.LongTensor:
     """Pad responses with the end token to a common length that is a multiple of ``block_size``.
 
-    Accepts (R,), (B, R) or a list of 1D tensors of different lengths; returns (B, R') with
-    R' = ceil(max R / B) * B (at least one block). The padding is trained on, as in the paper.
+    Accepts (R,), (B, R) or a list of 1D tensors of different lengths; returns (R',) for a
+    1D tensor and (B, R') otherwise, with R' = ceil(max R / B) * B (at least one block).
+    The padding is trained on, as in the paper.
     """
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
@@ -51,6 +52,8 @@ def pad_response(
     out = torch.full((len(rows), length), int(end_token_id), dtype=torch.long, device=rows[0].device)
     for b, r in enumerate(rows):
         out[b, : r.shape[0]] = r.long()
+    if isinstance(response_ids, torch.Tensor) and response_ids.ndim == 1:
+        return out[0]
     return out
 
 
