@@ -1,0 +1,242 @@
+"""`wamdiff2 bench decode`: decode tokens/s and forwards/s per engine and block size, side by side.
+
+Runs every engine variant on the same prompts in one process, prints a table, writes
+JSON ``{"model", "device", "parity", "rows": [...]}`` and, with ``--plot``, a PNG of
+tokens/s and forwards/s against block size. Engine variants: ``reference``,
+``fast`` (auto backend/graphs) or ``fast:<sdpa|flashinfer>[+graphs|+nographs]``.
+``--model`` is a checkpoint directory or a preset name (``tiny``, ``small``,
+``2b-shape``: random weights, said so in the output). On a random model the
+diffusion decode commits about one token per step, so forwards/s is the number to
+compare until a trained checkpoint exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import resource
+import sys
+from pathlib import Path
+
+DEFAULT_QUESTIONS = (
+    "Front camera: <image> The navigation command is: go straight. Predict the next 8 waypoints.",
+    "Front camera: <image> Describe the traffic lights and the vehicles ahead.",
+    "Front camera: <image> The navigation command is: turn left. The current velocity is (4.66,-0.09).",
+    "Front camera: <image> List the 2D boxes of cars and pedestrians.",
+)
+
+
+def decode_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default="tiny", help="checkpoint directory, or a preset name for random weights (default: tiny)")
+    parser.add_argument("--blocks", default="1,4,8,16,32", help="comma-separated block sizes (default: 1,4,8,16,32)")
+    parser.add_argument("--engines", default="reference,fast",
+                        help="comma-separated: reference, fast, fast:sdpa, fast:flashinfer, fast:sdpa+graphs, ... (default: reference,fast)")
+    parser.add_argument("--samples", type=int, default=4, help="prompts per engine and block size (default: 4)")
+    parser.add_argument("--max-new-tokens", type=int, default=64, help="response budget per prompt (default: 64)")
+    parser.add_argument("--threshold", type=float, default=0.9, help="confidence threshold (default: 0.9)")
+    parser.add_argument("--batch", type=int, default=1, help="prompts decoded together (left padded; default: 1)")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: cpu)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    parser.add_argument("--no-image", action="store_true", help="text-only prompts (default: one camera image each)")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: leave torch's default)")
+    parser.add_argument("--json", required=True, help="where to write the JSON results")
+    parser.add_argument("--plot", default=None, help="optional PNG: tokens/s and forwards/s against block size")
+
+
+def parse_engine(spec: str) -> tuple[str, str, bool | str]:
+    """``"fast:flashinfer+graphs"`` -> ("fast", "flashinfer", True)."""
+    name, _, rest = spec.strip().partition(":")
+    if name not in ("reference", "fast"):
+        raise ValueError(f"unknown engine {spec!r}: use reference, fast or fast:<sdpa|flashinfer>[+graphs|+nographs]")
+    backend, graphs = "auto", "auto"
+    if rest:
+        backend, _, flag = rest.partition("+")
+        if backend not in ("auto", "sdpa", "flashinfer") or flag not in ("", "graphs", "nographs"):
+            raise ValueError(f"bad engine variant {spec!r}")
+        graphs = {"": "auto", "graphs": True, "nographs": False}[flag]
+    return name, backend, graphs
+
+
+def load_bench_model(spec: str, device: str, dtype_name: str):
+    """(vla, description) for a checkpoint directory or a preset name."""
+    import torch
+
+    dtype = getattr(torch, dtype_name)
+    if os.path.isdir(spec):
+        from wamdiff2_ros.model.loader import load_model
+
+        return load_model(spec, device=device, dtype=dtype), f"checkpoint {spec}"
+    from wamdiff2_ros.model.loader import init_model
+    from wamdiff2_ros.model.presets import PRESETS
+
+    if spec not in PRESETS:
+        raise SystemExit(f"--model {spec!r} is neither a directory nor a preset ({', '.join(PRESETS)})")
+    return init_model(spec, seed=0, device=device, dtype=dtype), f"preset {spec} (random init, no checkpoint)"
+
+
+def make_prompts(vla, samples: int, batch: int, image: bool) -> list[dict]:
+    """``samples`` prompts grouped into left-padded batches of ``batch``."""
+    import numpy as np
+    import torch
+
+    from wamdiff2_ros.model.inputs import build_inputs
+
+    rng = np.random.default_rng(0)
+    singles = []
+    for i in range(samples):
+        question = DEFAULT_QUESTIONS[i % len(DEFAULT_QUESTIONS)]
+        images = None
+        if image and vla.processor is not None:
+            images = [(rng.random((64, 112, 3)) * 255).astype(np.uint8)]
+        else:
+            question = question.replace("<image> ", "")
+        singles.append(build_inputs(vla, question, images))
+    batches = []
+    for start in range(0, samples, batch):
+        group = singles[start:start + batch]
+        width = max(g["input_ids"].shape[1] for g in group)
+        ids = torch.full((len(group), width), vla.pad_token_id, dtype=torch.long, device=vla.device)
+        mask = torch.zeros((len(group), width), dtype=torch.long, device=vla.device)
+        for row, g in enumerate(group):
+            n = g["input_ids"].shape[1]
+            ids[row, width - n:] = g["input_ids"][0]
+            mask[row, width - n:] = 1
+        out = {"input_ids": ids, "attention_mask": mask}
+        if "pixel_values" in group[0]:
+            out["pixel_values"] = torch.cat([g["pixel_values"] for g in group])
+            out["image_grid_thw"] = torch.cat([g["image_grid_thw"] for g in group])
+        batches.append(out)
+    return batches
+
+
+def _peak_memory_mb(device) -> float:
+    import torch
+
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def run_variant(vla, prompts, spec, block_size, args) -> tuple[dict, list[list[list[int]]]]:
+    import torch
+
+    from wamdiff2_ros.decoding.api import fast_engine
+    from wamdiff2_ros.decoding.config import DecodeConfig
+    from wamdiff2_ros.decoding.reference import ReferenceDecoder
+
+    name, backend, graphs = parse_engine(spec)
+    config = DecodeConfig(block_size=block_size, confidence_threshold=args.threshold, max_new_tokens=args.max_new_tokens,
+                          engine=name, attention_backend=backend, cuda_graphs=graphs, dtype=args.dtype, device=args.device)
+    engine = ReferenceDecoder(vla) if name == "reference" else fast_engine(vla)
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    engine.generate(prompts[0], config)  # warm-up (and CUDA graph capture)
+    totals = {"generated_tokens": 0, "forwards": 0, "decode_ms": 0.0, "prefill_ms": 0.0, "prompt_tokens": 0}
+    answers, label = [], spec
+    for inputs in prompts:
+        result = engine.generate(inputs, config)
+        answers.append(result.tokens)
+        label = result.stats.engine
+        for key in totals:
+            totals[key] += getattr(result.stats, key)
+    seconds = max(totals["decode_ms"] / 1e3, 1e-9)
+    row = {
+        "engine": spec, "engine_resolved": label, "block_size": block_size,
+        "decode_tps": totals["generated_tokens"] / seconds,
+        "forwards_per_second": totals["forwards"] / seconds,
+        "tokens_per_forward": totals["generated_tokens"] / max(totals["forwards"], 1),
+        "forwards": totals["forwards"], "generated_tokens": totals["generated_tokens"],
+        "prefill_ms": totals["prefill_ms"] / len(prompts), "decode_ms": totals["decode_ms"],
+        "prompt_tokens": totals["prompt_tokens"], "peak_memory_mb": _peak_memory_mb(device),
+    }
+    return row, answers
+
+
+def format_table(rows: list[dict]) -> str:
+    fast_ar = {r["engine"]: r["decode_tps"] for r in rows if r["block_size"] == 1}
+    ref = {r["block_size"]: r["decode_tps"] for r in rows if r["engine"] == "reference"}
+    head = f"{'engine':<24}{'B':>4}{'tok/s':>10}{'fwd/s':>10}{'tok/fwd':>9}{'fwds':>7}{'tokens':>8}{'prefill ms':>12}{'peak MB':>9}{'x B=1':>7}{'x ref':>7}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        vs_ar = r["decode_tps"] / fast_ar[r["engine"]] if fast_ar.get(r["engine"]) else float("nan")
+        vs_ref = r["decode_tps"] / ref[r["block_size"]] if ref.get(r["block_size"]) else float("nan")
+        lines.append(f"{r['engine_resolved']:<24}{r['block_size']:>4}{r['decode_tps']:>10.1f}{r['forwards_per_second']:>10.1f}"
+                     f"{r['tokens_per_forward']:>9.2f}{r['forwards']:>7}{r['generated_tokens']:>8}{r['prefill_ms']:>12.1f}"
+                     f"{r['peak_memory_mb']:>9.0f}{vs_ar:>7.2f}{vs_ref:>7.2f}")
+    return "\n".join(lines)
+
+
+def write_plot(rows: list[dict], path: str, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for spec in dict.fromkeys(r["engine"] for r in rows):
+        mine = sorted((r for r in rows if r["engine"] == spec), key=lambda r: r["block_size"])
+        blocks = [r["block_size"] for r in mine]
+        axes[0].plot(blocks, [r["decode_tps"] for r in mine], marker="o", label=mine[0]["engine_resolved"])
+        axes[1].plot(blocks, [r["forwards_per_second"] for r in mine], marker="o", label=mine[0]["engine_resolved"])
+    for ax, label in zip(axes, ("decode tokens/s", "forwards/s"), strict=True):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("block size B")
+        ax.set_ylabel(label)
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def decode(args: argparse.Namespace) -> int:
+    import torch
+    from tqdm import tqdm
+
+    try:
+        blocks = [int(b) for b in args.blocks.split(",") if b.strip()]
+        specs = [s.strip() for s in args.engines.split(",") if s.strip()]
+        for spec in specs:
+            parse_engine(spec)
+    except ValueError as exc:
+        print(f"wamdiff2 bench decode: {exc}", file=sys.stderr)
+        return 2
+    if not blocks or min(blocks) < 1 or args.samples < 1 or args.batch < 1:
+        print("wamdiff2 bench decode: --blocks, --samples and --batch must be positive", file=sys.stderr)
+        return 2
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    vla, description = load_bench_model(args.model, args.device, args.dtype)
+    print(f"model: {description}; {vla.num_parameters() / 1e6:.1f} M parameters; device {args.device}, {args.dtype}")
+    prompts = make_prompts(vla, args.samples, args.batch, image=not args.no_image)
+    rows, answers = [], {}
+    for block in blocks:
+        for spec in tqdm(specs, desc=f"B={block}", leave=False):
+            row, tokens = run_variant(vla, prompts, spec, block, args)
+            rows.append(row)
+            answers[(spec, block)] = tokens
+    parity_checks = [answers[(s, b)] == answers[("reference", b)]
+                     for s in specs if s != "reference" and ("reference", blocks[0]) in answers for b in blocks]
+    parity = all(parity_checks) if parity_checks else None
+    device_name = torch.cuda.get_device_name(torch.device(args.device)) if args.device.startswith("cuda") else \
+        f"{platform.processor() or platform.machine()} CPU, {torch.get_num_threads()} threads ({os.cpu_count()} cores)"
+    report = {
+        "model": description, "device": device_name, "dtype": args.dtype, "parity": parity,
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "samples": args.samples, "batch": args.batch, "max_new_tokens": args.max_new_tokens,
+        "confidence_threshold": args.threshold, "torch": torch.__version__, "rows": rows,
+    }
+    print(format_table(rows))
+    print(f"parity (fast tokens == reference tokens): {parity}")
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(report, indent=2))
+    print(f"wrote {args.json}")
+    if args.plot:
+        write_plot(rows, args.plot, f"{description} on {device_name}")
+        print(f"wrote {args.plot}")
+    return 0 if parity in (True, None) else 1
