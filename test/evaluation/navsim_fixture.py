@@ -4,9 +4,16 @@ import pickle
 
 import numpy as np
 
+FRONT_CAMERA = {
+    "sensor2lidar_rotation": np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]]),
+    "sensor2lidar_translation": np.array([1.5, 0.0, 1.5]),
+    "cam_intrinsic": np.array([[80.0, 0.0, 64.0], [0.0, 80.0, 32.0], [0.0, 0.0, 1.0]]),
+    "distortion": np.zeros(5),
+}
 
-def write_log(logs_dir, name="log_a", frames=16, yaw=0.3, speed=5.0):
-    """Write ``logs_dir/<name>.pkl``; returns the global ego poses (frames, 3)."""
+
+def write_log(logs_dir, name="log_a", frames=16, yaw=0.3, speed=5.0, sensor_blobs=None):
+    """Write ``logs_dir/<name>.pkl`` (and 128x64 front images under ``sensor_blobs``); returns ego poses."""
     logs_dir.mkdir(parents=True, exist_ok=True)
     direction = np.array([np.cos(yaw), np.sin(yaw)])
     parked_global = np.array([100.0, 100.0]) + 40.0 * direction + 5.0 * np.array([-direction[1], direction[0]])
@@ -26,11 +33,20 @@ def write_log(logs_dir, name="log_a", frames=16, yaw=0.3, speed=5.0):
             "ego2global_rotation": np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]),
             "ego_dynamic_state": np.array([speed, 0.0, 0.0, 0.0]),
             "driving_command": np.array([0, 1, 0, 0]),
-            "cams": {},
+            "cams": {} if sensor_blobs is None else {"CAM_F0": {"data_path": f"{name}/CAM_F0/{i:03d}.png", **FRONT_CAMERA}},
             "anns": {"gt_boxes": boxes, "gt_names": ["vehicle", "vehicle"],
                      "gt_velocity_3d": np.array([[-speed, 0.0, 0.0], [0.0, 0.0, 0.0]]),
                      "instance_tokens": ["i0", "i1"], "track_tokens": ["parked", "follower"]},
         })  # fmt: skip
+        if sensor_blobs is not None:
+            import cv2
+
+            image = np.full((64, 128, 3), 90, np.uint8)
+            image[32:] = 60  # road
+            image[20:40, 40 + i : 60 + i] = (200, 40, 40)  # something drifting
+            path = sensor_blobs / name / "CAM_F0" / f"{i:03d}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            cv2.imwrite(str(path), image)
     with open(logs_dir / f"{name}.pkl", "wb") as f:
         pickle.dump(data, f)
     return np.array(poses)

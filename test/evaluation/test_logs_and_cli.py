@@ -73,3 +73,30 @@ def test_bag_eval_command_errors(tmp_path, logs_dir, capsys):
     assert code == 1
     summary = json.loads((tmp_path / "x.json").read_text())
     assert summary["scenes_scored"] == 0 and any("does not exist" in p for p in summary["problems"])
+
+
+def test_open_loop_command_end_to_end(tmp_path):
+    """Tiny random model on two scenes: runs, scores (fallbacks flagged), writes JSON, report and submission."""
+    import pickle
+
+    import torch
+
+    from wamdiff2_ros.cli import main
+
+    torch.set_num_threads(1)
+    assert main(["model", "init", "--preset", "tiny", "--out", str(tmp_path / "model")]) == 0
+    write_log(tmp_path / "logs", sensor_blobs=tmp_path / "blobs", frames=13)
+    out = tmp_path / "eval.json"
+    code = main(["eval", "open-loop", "--model", str(tmp_path / "model"), "--logs", str(tmp_path / "logs"),
+                 "--sensor-blobs", str(tmp_path / "blobs"), "--block-size", "4", "--limit", "1",
+                 "--max-new-tokens", "16", "--json", str(out), "--report", str(tmp_path / "report"),
+                 "--submission", str(tmp_path / "sub.pkl"), "--processes", "1"])  # fmt: skip
+    assert code == 0
+    summary = json.loads(out.read_text())
+    assert summary["scenes_scored"] == 1 and summary["block_size"] == 4
+    assert 0.0 <= summary["fallback_rate"] <= 1.0 and summary["l2_avg"] >= 0.0
+    assert summary["generated_tokens"] > 0
+    with open(tmp_path / "sub.pkl", "rb") as f:
+        submission = pickle.load(f)
+    assert list(submission) == ["log_a_003"] and submission["log_a_003"].shape == (8, 3)
+    assert "B=4" in (tmp_path / "report" / "report.md").read_text()

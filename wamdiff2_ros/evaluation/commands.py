@@ -29,6 +29,22 @@ def _load_logs(args: argparse.Namespace) -> Any:
     return NavsimLogs(args.logs, args.sensor_blobs, progress=True)
 
 
+def _command_line(prefix: str, args: argparse.Namespace) -> str:
+    """The command as a user would type it, rebuilt from the parsed arguments."""
+    parts = [prefix]
+    for key, value in vars(args).items():
+        if value is None or value is False:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            parts.append(flag)
+        elif isinstance(value, list):
+            parts.append(flag + " " + " ".join(shlex.quote(str(v)) for v in value))
+        else:
+            parts.append(f"{flag} {shlex.quote(str(value))}")
+    return " ".join(parts)
+
+
 def _print_summary(summary: dict[str, Any], name: str = "") -> None:
     keys = ("scenes_scored", "scenes_missing", "l2_avg", "l2_upto_avg", "collision_rate", "nc", "ttc", "comfort",
             "ep", "pdms", "pdms_without_map_terms", "fallback_rate", "decode_tokens_per_second")  # fmt: skip
@@ -88,7 +104,7 @@ def bag_eval(args: argparse.Namespace) -> int:
             if token in by_token and token in scenes and len(samples) < 6:
                 samples.append(("bag", record.waypoints[: len(scenes[token].trajectory)], scenes[token]))
         write_report(args.report, {"bag": summary}, samples=samples, title=f"Bag evaluation: {args.bag}",
-                     command="wamdiff2 bag eval " + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else []))  # fmt: skip
+                     command=_command_line("wamdiff2 bag eval", args))  # fmt: skip
     for problem in summary.get("problems", []):
         print(f"warning: {problem}", file=sys.stderr)
     _print_summary(summary)
@@ -159,7 +175,7 @@ def open_loop(args: argparse.Namespace) -> int:
         tokens = list(truth)[: max(0, args.samples)]
         samples = [(f"B={runs[-1].block_size}", runs[-1].predictions[t], truth[t]) for t in tokens]
         path = write_report(args.report, summaries, samples=samples, title="Open-loop evaluation",
-                            command="wamdiff2 eval open-loop " + shlex.join(sys.argv[3:]))  # fmt: skip
+                            command=_command_line("wamdiff2 eval open-loop", args))  # fmt: skip
         print(f"wrote {path}")
     for name, summary in summaries.items():
         _print_summary(summary, name)

@@ -72,7 +72,7 @@ def plot_bev(path: Path, prediction: np.ndarray, scene: SceneGroundTruth, title:
             ax.plot(-future[:, 1], future[:, 0], color="tab:gray", lw=0.6, ls=":")
     gt = np.vstack([np.zeros((1, 3)), scene.trajectory])
     pred = np.vstack([np.zeros((1, 2)), np.asarray(prediction)[:, :2]])
-    ax.plot(-gt[:, 1], gt[:, 0], "o-", color="tab:green", ms=3, label="ground truth")
+    ax.plot(-gt[:, 1], gt[:, 0], "o-", color="tab:green", lw=4, ms=6, alpha=0.6, label="ground truth")
     ax.plot(-pred[:, 1], pred[:, 0], "o-", color="tab:red", ms=3, label="prediction")
     span = max(10.0, float(np.abs(np.vstack([gt[:, :2], pred])).max()) + 5.0)
     ax.set_xlim(-span / 2, span / 2)
