@@ -46,9 +46,10 @@ CHAT_TEMPLATE = (
     "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}{%- endif -%}"
 )
 
-_COMMANDS = ("go straight", "turn left", "turn right", "unknown")
+_COMMANDS = ("left", "straight", "right", "unknown")
 _LABELS = ("vehicle", "pedestrian", "bicycle", "traffic_cone", "barrier", "czone_sign", "generic_object")
 _CAMERAS = ("CAM_F0", "CAM_L0", "CAM_L1", "CAM_L2", "CAM_R0", "CAM_R1", "CAM_R2", "CAM_B0")
+_VIEWS = ("front", "front-left", "left", "rear-left", "front-right", "right", "rear-right", "back")
 _WORDS = (
     "the ego vehicle is driving on a straight road with light traffic ahead",
     "a pedestrian is crossing at the intersection so the car should yield and slow down",
@@ -72,6 +73,21 @@ _WORDS = (
     "the current velocity, acceleration and high level command are given below",
     "waypoints are (x, y) in metres in the ego frame, x forward and y to the left",
     "answer yes or no. is it safe to change lanes now? no, a car is in the blind spot",
+    "the ego vehicle is approaching an intersection and the signal is yellow, so it stops at the stop line",
+    "a vehicle in the oncoming lane is turning across our path; wait until it has passed",
+    "the lead vehicle is braking; the ego vehicle decelerates to keep a safe gap",
+    "the crosswalk ahead is empty and the light is green, continue at the current speed",
+    "there are barriers and traffic cones of a construction zone on the shoulder",
+    "how many vehicles are visible? three vehicles and one pedestrian are visible",
+    "why does the ego vehicle stop? because the traffic signal is red",
+    "the ego vehicle accelerates after the light turns green and follows its lane",
+    "Instruction: Using the motion cues in the image (how fast other road users move relative to the ego "
+    "vehicle, how close the next intersection is) together with the telemetry above, predict the ego "
+    "vehicle's driving for the next 4 seconds as 8 new waypoints.",
+    "Instruction: Detect the objects around the ego vehicle in the images. Answer one object per item, "
+    "items separated by ';', each written as label(x,y,z,length,width,height,yaw) with the box centre and "
+    "size in metres in the ego frame (x forward, y left, z up) and the yaw in radians, optionally followed "
+    "by the camera and its image box [x1,y1,x2,y2] on a 0-1000 scale. Answer none if there is no object.",
 )
 
 
@@ -79,7 +95,7 @@ def _number(rng: random.Random, lo: float, hi: float, decimals: int = 2) -> str:
     return f"{rng.uniform(lo, hi):.{decimals}f}"
 
 
-def driving_corpus(num_lines: int = 6000, seed: int = 0) -> Iterator[str]:
+def driving_corpus(num_lines: int = 12000, seed: int = 0) -> Iterator[str]:
     """Yield synthetic driving text: instructions, rationales, numbers, waypoints and boxes."""
     rng = random.Random(seed)
     for i in range(num_lines):
@@ -87,11 +103,18 @@ def driving_corpus(num_lines: int = 6000, seed: int = 0) -> Iterator[str]:
         if kind == 0:
             yield rng.choice(_WORDS).capitalize() + "."
         elif kind == 1:
-            velocity = _number(rng, 0, 30)
-            accel = _number(rng, -4, 3)
+            view = rng.choice(_VIEWS)
+            camera = rng.choice(_CAMERAS)
+            preamble = (
+                f"Here is a {view}-view image from a driving vehicle: <image>"
+                if rng.random() < 0.6
+                else f"Here are images from 3 cameras of a driving vehicle:\n{view} view ({camera}): <image>"
+            )
             yield (
-                f"Driving command: {rng.choice(_COMMANDS)}. Velocity: {velocity} m/s. "
-                f"Acceleration: {accel} m/s^2. Camera: {rng.choice(_CAMERAS)}. <image>"
+                f"{preamble}\nThe navigation information is: {rng.choice(_COMMANDS)}\n"
+                "The current position is (0.00,0.00)\n"
+                f"The current velocity is: ({_number(rng, 0, 30)},{_number(rng, -1, 1)}) and current accelerate is: "
+                f"({_number(rng, -4, 3)},{_number(rng, -2, 2)})"
             )
         elif kind == 2:
             speed = rng.uniform(0, 15)
@@ -105,11 +128,14 @@ def driving_corpus(num_lines: int = 6000, seed: int = 0) -> Iterator[str]:
         elif kind == 3:
             boxes = []
             for _ in range(rng.randint(1, 4)):
-                boxes.append(
-                    f"{rng.choice(_LABELS)} {_number(rng, -50, 50)} {_number(rng, -50, 50)} {_number(rng, -2, 3)} "
-                    f"{_number(rng, 0.3, 12)} {_number(rng, 0.3, 4)} {_number(rng, 0.5, 4)} {_number(rng, -3.14, 3.14)}"
+                box = (
+                    f"{rng.choice(_LABELS)}({_number(rng, -50, 50)},{_number(rng, -50, 50)},{_number(rng, -2, 3)},"
+                    f"{_number(rng, 0.3, 12)},{_number(rng, 0.3, 4)},{_number(rng, 0.5, 4)},{_number(rng, -3.14, 3.14)})"
                 )
-            yield "; ".join(boxes)
+                if rng.random() < 0.4:
+                    box += f" {rng.choice(_CAMERAS)}[{rng.randint(0, 999)},{rng.randint(0, 999)},{rng.randint(0, 999)},{rng.randint(0, 999)}]"
+                boxes.append(box)
+            yield ";".join(boxes) if rng.random() < 0.9 else "none"
         elif kind == 4:
             yield " ".join(str(rng.randint(0, 10 ** rng.randint(1, 5))) for _ in range(rng.randint(3, 12)))
         else:
@@ -120,7 +146,7 @@ def train_tokenizer(
     vocab_size: int = DEFAULT_VOCAB_SIZE,
     *,
     seed: int = 0,
-    num_lines: int = 6000,
+    num_lines: int = 12000,
     special_tokens: tuple[str, ...] = SPECIAL_TOKENS,
 ):
     """Train the byte-level BPE on :func:`driving_corpus`; returns a ``tokenizers.Tokenizer``.
