@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from conftest import process_output
 
 
 def _close(a, b) -> bool:
@@ -26,7 +27,7 @@ def test_every_custom_message_over_dds(repo, ros_env, processes, tmp_path):
     pub = processes.python([peer, "pub"], ros_env)
     sub = processes.python([peer, "sub", str(out)], ros_env)
     rc = sub.wait(timeout=60)
-    assert rc == 0, f"subscriber did not receive every type:\n{sub.stdout.read()}"
+    assert rc == 0, f"subscriber did not receive every type:\n{process_output(sub)}"
     assert pub.poll() is None, "publisher died"
 
     import importlib.util

@@ -75,20 +75,24 @@ class Job:
     received_ns: int
 
 
-def resolve_model(path: str):
+def resolve_model(path: str, device: str = "cpu", dtype: str = "float32"):
     """Load the model named by the parameter (see ``model_path``); returns (vla, label)."""
+    import torch
+
     from wamdiff2_ros.model.loader import init_model, load_model
 
+    torch_dtype = getattr(torch, dtype)
     if path.startswith("preset:"):
-        return init_model(path.split(":", 1)[1]), f"{path} (random weights)"
+        return init_model(path.split(":", 1)[1], device=device, dtype=torch_dtype), f"{path} (random weights)"
     if not path:
         from wamdiff2_ros.model.checkpoints import default_checkpoint
 
         found = default_checkpoint()
         if found is None:
-            return init_model("tiny"), "preset:tiny (random weights: no shipped checkpoint found)"
+            vla = init_model("tiny", device=device, dtype=torch_dtype)
+            return vla, "preset:tiny (random weights: no shipped checkpoint found)"
         path = str(found)
-    return load_model(path), path
+    return load_model(path, device=device, dtype=torch_dtype), path
 
 
 class DriveNode:
@@ -126,7 +130,7 @@ class DriveNode:
         self.diag_pub = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.publish_diagnostics()
         self.log.info("loading model ...")
-        vla, self.model_label = resolve_model(self.p["model_path"])
+        vla, self.model_label = resolve_model(self.p["model_path"], self.p["device"], self.p["dtype"])
         self.agent = DrivingAgent(
             vla,
             config,
@@ -322,6 +326,7 @@ class DriveNode:
         if not job.ego_ok:
             self.counts["missing_ego"] += 1
         self.latencies.append((self.now_ns() - job.received_ns) / 1e6)
+        self.publish_diagnostics()
 
     # ------------------------------------------------------------ diagnostics
     def publish_diagnostics(self) -> None:

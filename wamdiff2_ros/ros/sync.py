@@ -41,6 +41,7 @@ class FrameSynchronizer:
     last_emitted_ns: int = -1
     newest_ns: int = -1
     counts: Counter = field(default_factory=Counter)
+    started_ns: int | None = None
 
     def __post_init__(self) -> None:
         if not self.cameras:
@@ -48,13 +49,16 @@ class FrameSynchronizer:
         self.reference = self.cameras[0]
 
     def stopped(self, now_ns: int) -> list[str]:
-        """Cameras that have not delivered a frame within the timeout."""
-        return [c for c in self.cameras if now_ns - self.last_seen_ns.get(c, -(10**30)) > self.camera_timeout_ns]
+        """Cameras that have not delivered a frame within the timeout (since start, if never)."""
+        since = self.started_ns if self.started_ns is not None else now_ns
+        return [c for c in self.cameras if now_ns - self.last_seen_ns.get(c, since) > self.camera_timeout_ns]
 
     def add(self, camera: str, stamp_ns: int, payload: Any, now_ns: int) -> FrameSet | None:
         if camera not in self.cameras:
             self.counts["unknown_camera"] += 1
             return None
+        if self.started_ns is None:
+            self.started_ns = now_ns
         self.last_seen_ns[camera] = now_ns
         if stamp_ns <= self.last_emitted_ns:
             self.counts["out_of_order"] += 1
