@@ -137,3 +137,13 @@ def test_score_scenes_and_aggregate():
     assert summary["collision_rate"] == 0.0
     with pytest.raises(ValueError, match="non-finite"):
         score_scene(np.full((8, 2), np.nan), scenes[0])
+
+
+def test_parallel_scoring_matches_serial():
+    scenes = [SceneGroundTruth(f"s{i}", straight(4.0 + 0.1 * i)) for i in range(20)]
+    pairs = [(straight(4.0) + [0.0, 0.1 * i, 0.0], s) for i, s in enumerate(scenes)]
+    serial = score_scenes(pairs, processes=1, progress=False)
+    parallel = score_scenes(pairs, processes=2, progress=False)
+    assert [r["token"] for r in parallel] == [r["token"] for r in serial]
+    assert [r["l2_avg"] for r in parallel] == pytest.approx([r["l2_avg"] for r in serial])
+    assert [r["ep"] for r in parallel] == pytest.approx([r["ep"] for r in serial])
