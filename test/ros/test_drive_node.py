@@ -46,7 +46,8 @@ class Driver:
             "-p", f"cameras:=[{','.join(CAMS)}]",
             "-p", f"camera_topics:=[{','.join('/t/' + c for c in CAMS)}]",
             "-p", "ego_topic:=/t/odom", "-p", "accel_topic:=''", "-p", "command_topic:=/t/command",
-            "-r", "trajectory:=/t/trajectory", "-r", "path:=/t/path", "-r", "decode_stats:=/t/stats",
+            "-r", "/wamdiff2/trajectory:=/t/trajectory", "-r", "/wamdiff2/path:=/t/path",
+            "-r", "/wamdiff2/decode_stats:=/t/stats",
         ]
         self.log = tempfile.NamedTemporaryFile("w+", prefix="drive_node_", suffix=".log")
         self.proc = subprocess.Popen(args, env=env, cwd=repo, stdout=self.log, stderr=subprocess.STDOUT, text=True)

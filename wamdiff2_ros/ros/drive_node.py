@@ -141,12 +141,12 @@ class DriveNode:
         )
         self.block_size = config.block_size
 
-        self.pub_traj = node.create_publisher(Trajectory, "trajectory", 10)
-        self.pub_path = node.create_publisher(Path, "path", 10)
-        self.pub_det = node.create_publisher(DetectionArray, "detections", 10)
-        self.pub_markers = node.create_publisher(MarkerArray, "detection_markers", 10)
-        self.pub_rationale = node.create_publisher(Rationale, "rationale", 10)
-        self.pub_stats = node.create_publisher(DecodeStats, "decode_stats", 10)
+        self.pub_traj = node.create_publisher(Trajectory, "/wamdiff2/trajectory", 10)
+        self.pub_path = node.create_publisher(Path, "/wamdiff2/path", 10)
+        self.pub_det = node.create_publisher(DetectionArray, "/wamdiff2/detections", 10)
+        self.pub_markers = node.create_publisher(MarkerArray, "/wamdiff2/detection_markers", 10)
+        self.pub_rationale = node.create_publisher(Rationale, "/wamdiff2/rationale", 10)
+        self.pub_stats = node.create_publisher(DecodeStats, "/wamdiff2/decode_stats", 10)
 
         self.sync = FrameSynchronizer(
             cameras=list(self.p["cameras"]),

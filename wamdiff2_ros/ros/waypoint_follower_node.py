@@ -19,9 +19,9 @@ from wamdiff2_ros.ros.params import in_range, spec
 from wamdiff2_ros.ros.pure_pursuit import FollowerLimits, PurePursuit, from_frame, to_frame
 
 PARAMS = [
-    spec("trajectory_topic", "trajectory", "wamdiff2_ros/Trajectory to follow"),
+    spec("trajectory_topic", "/wamdiff2/trajectory", "wamdiff2_ros/Trajectory to follow"),
     spec("odometry_topic", "/ego/odometry", "nav_msgs/Odometry of the vehicle (pose in a fixed frame, twist in base_link)"),
-    spec("cmd_topic", "cmd_vel", "geometry_msgs/Twist output (linear.x m/s, angular.z rad/s, left positive)"),
+    spec("cmd_topic", "/wamdiff2/cmd_vel", "geometry_msgs/Twist output (linear.x m/s, angular.z rad/s, left positive)"),
     spec("control_rate_hz", 20.0, "control ticks per second", in_range(1.0, 200.0)),
     spec("max_plan_age_s", 2.0, "stop when the newest plan is older than this", in_range(0.1, 60.0)),
     spec("follow_fallback", True, "also follow plans flagged valid=false (constant-velocity fallback)"),

@@ -1,0 +1,228 @@
+"""navsim_replay_node: NAVSIM logs (real or synthetic) -> the driver's input topics + ground truth.
+
+Per scene (NAVSIM's scene filter: 4 history frames, 8 future frames, interval 1),
+the current frame is published with its log timestamp as the stamp: camera images,
+ego odometry (pose in ``map`` = ego2global, twist in ``base_link``), acceleration,
+driving command and a SceneInfo carrying the scene token, plus ground truth on
+topics of its own (future trajectory as a Trajectory, boxes as a DetectionArray).
+Timing: the log's rate times ``speed``, or ``lockstep`` (the next frame only after
+the driver's Trajectory for this one, or ``lockstep_timeout_s``).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+
+import numpy as np
+
+from wamdiff2_ros.model.codecs import CAMERAS, command_from_one_hot
+from wamdiff2_ros.ros.params import in_range, one_of, spec, subset_of
+
+PARAMS = [
+    spec("logs_dir", "", "navsim_logs/<split> directory (or one .pkl)"),
+    spec("sensor_blobs_dir", "", "sensor_blobs/<split> directory"),
+    spec("cameras", ["CAM_F0"], "cameras to publish", subset_of(CAMERAS)),
+    spec("camera_topic_format", "/cameras/{camera}/image", "topic per camera; '/compressed' is appended for compressed"),
+    spec("image_transport", "raw", "raw (decode the jpg) or compressed (pass the jpg bytes)", one_of("raw", "compressed")),
+    spec("speed", 1.0, "playback speed factor of the log's 2 Hz", in_range(0.01, 100.0)),
+    spec("lockstep", False, "publish the next frame only after the driver's trajectory for this one"),
+    spec("lockstep_timeout_s", 30.0, "give up waiting for the driver after this long", in_range(0.1, 600.0)),
+    spec("trajectory_topic", "/wamdiff2/trajectory", "driver output watched in lock-step mode"),
+    spec("max_scenes", 0, "stop after this many scenes (0 = all)", in_range(0, 10**9)),
+    spec("loop", False, "start again after the last scene"),
+    spec("start_delay_s", 1.0, "wait this long before the first frame (discovery)", in_range(0.0, 60.0)),
+    spec("wait_for_subscribers_s", 30.0, "before starting, wait up to this long for a camera subscriber", in_range(0.0, 600.0)),
+    spec("exit_when_done", True, "shut the node down after the last scene"),
+]
+
+
+class NavsimReplay:
+    def __init__(self, node) -> None:
+        from geometry_msgs.msg import AccelStamped
+        from nav_msgs.msg import Odometry
+        from sensor_msgs.msg import CompressedImage, Image
+
+        from wamdiff2_ros.data.navsim import NavsimLogs
+        from wamdiff2_ros.msg import DetectionArray, DrivingCommand, SceneInfo, Trajectory
+        from wamdiff2_ros.ros.params import ParameterError, declare
+
+        self.node = node
+        self.p = declare(node, PARAMS)
+        self.log = node.get_logger()
+        if not self.p["logs_dir"]:
+            raise ParameterError("parameter 'logs_dir' is empty: give the navsim_logs/<split> directory")
+        blobs = self.p["sensor_blobs_dir"] or None
+        try:
+            self.logs = NavsimLogs(self.p["logs_dir"], blobs)
+        except (OSError, ValueError) as exc:
+            raise ParameterError(f"cannot read logs: {exc}") from exc
+        if len(self.logs) == 0:
+            raise ParameterError(f"no scenes in {self.p['logs_dir']}")
+        self.compressed = self.p["image_transport"] == "compressed"
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+
+        fmt = self.p["camera_topic_format"] + ("/compressed" if self.compressed else "")
+        self.image_pubs = {
+            c: node.create_publisher(CompressedImage if self.compressed else Image, fmt.format(camera=c), qos_profile_sensor_data)
+            for c in self.p["cameras"]
+        }
+        self.odom_pub = node.create_publisher(Odometry, "/ego/odometry", 10)
+        self.accel_pub = node.create_publisher(AccelStamped, "/ego/accel", 10)
+        self.cmd_pub = node.create_publisher(DrivingCommand, "/driving_command", 10)
+        # Ground truth and scene tokens are kept for late subscribers (evaluation, recorders).
+        latched = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.info_pub = node.create_publisher(SceneInfo, "/navsim/scene_info", latched)
+        self.gt_traj_pub = node.create_publisher(Trajectory, "/navsim/gt_trajectory", latched)
+        self.gt_box_pub = node.create_publisher(DetectionArray, "/navsim/gt_boxes", latched)
+        self.answered: set[int] = set()
+        self.answered_event = threading.Event()
+        if self.p["lockstep"]:
+            node.create_subscription(Trajectory, self.p["trajectory_topic"], self.on_trajectory, 10)
+        self.published = 0
+        self.timeouts = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, name="navsim_replay", daemon=True)
+        self.thread.start()
+        self.log.info(f"replaying {len(self.logs)} scenes from {self.p['logs_dir']} "
+                      f"(speed x{self.p['speed']}, lockstep={self.p['lockstep']})")
+
+    def on_trajectory(self, msg) -> None:
+        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
+
+        self.answered.add(stamp_to_ns(msg.header.stamp))
+        self.answered_event.set()
+
+    def run(self) -> None:
+        import rclpy
+
+        deadline = time.monotonic() + self.p["wait_for_subscribers_s"]
+        first = next(iter(self.image_pubs.values()))
+        while first.get_subscription_count() == 0 and time.monotonic() < deadline and rclpy.ok():
+            time.sleep(0.1)
+        time.sleep(self.p["start_delay_s"])
+        limit = self.p["max_scenes"] or len(self.logs)
+        period = 0.5 / self.p["speed"]
+        while rclpy.ok():
+            for i in range(min(limit, len(self.logs))):
+                if not rclpy.ok():
+                    return
+                start = time.monotonic()
+                try:
+                    stamp = self.publish_scene(self.logs[i])
+                except Exception as exc:  # noqa: BLE001 - a bad frame must not end the replay
+                    self.log.error(f"scene {i}: {type(exc).__name__}: {exc}")
+                    continue
+                self.published += 1
+                if self.p["lockstep"]:
+                    deadline = time.monotonic() + self.p["lockstep_timeout_s"]
+                    while stamp not in self.answered and time.monotonic() < deadline and rclpy.ok():
+                        self.answered_event.wait(0.05)
+                        self.answered_event.clear()
+                    if stamp not in self.answered:
+                        self.timeouts += 1
+                        self.log.warning(f"no trajectory for scene {i} within {self.p['lockstep_timeout_s']} s")
+                else:
+                    time.sleep(max(0.0, period - (time.monotonic() - start)))
+            if not self.p["loop"]:
+                break
+        self.log.info(f"replay done: {self.published} scenes, {self.timeouts} lock-step timeouts")
+        self.done.set()
+        if self.p["exit_when_done"]:
+            time.sleep(0.5)  # let the last messages leave
+            rclpy.try_shutdown()
+
+    def publish_scene(self, scene) -> int:
+        from geometry_msgs.msg import AccelStamped
+        from nav_msgs.msg import Odometry
+
+        from wamdiff2_ros.msg import DrivingCommand, SceneInfo
+        from wamdiff2_ros.ros.msg_utils import fill_stamp
+
+        frame = scene.current_frame
+        stamp = int(frame.timestamp) * 1000
+        ego = frame.ego_status
+        info = SceneInfo(scene_token=scene.token, log_name=frame.log_name)
+        fill_stamp(info.header.stamp, stamp)
+        self.info_pub.publish(info)
+
+        odom = Odometry()
+        fill_stamp(odom.header.stamp, stamp)
+        odom.header.frame_id, odom.child_frame_id = "map", "base_link"
+        x, y, heading = (float(v) for v in ego.ego_pose)
+        odom.pose.pose.position.x, odom.pose.pose.position.y = x, y
+        odom.pose.pose.orientation.z, odom.pose.pose.orientation.w = math.sin(heading / 2), math.cos(heading / 2)
+        odom.twist.twist.linear.x, odom.twist.twist.linear.y = (float(v) for v in ego.ego_velocity[:2])
+        self.odom_pub.publish(odom)
+        accel = AccelStamped()
+        fill_stamp(accel.header.stamp, stamp)
+        accel.header.frame_id = "base_link"
+        accel.accel.linear.x, accel.accel.linear.y = (float(v) for v in ego.ego_acceleration[:2])
+        self.accel_pub.publish(accel)
+        cmd = DrivingCommand()
+        fill_stamp(cmd.header.stamp, stamp)
+        try:
+            from wamdiff2_ros.model.codecs import DRIVING_COMMANDS
+
+            cmd.command = DRIVING_COMMANDS.index(command_from_one_hot(ego.driving_command))
+        except ValueError:
+            cmd.command = DrivingCommand.UNKNOWN
+        self.cmd_pub.publish(cmd)
+        self.publish_ground_truth(scene, stamp)
+        self.publish_images(scene, stamp)  # last: the driver plans when the images arrive
+        return stamp
+
+    def publish_images(self, scene, stamp: int) -> None:
+        from sensor_msgs.msg import CompressedImage, Image
+
+        from wamdiff2_ros.ros.image_conversion import rgb_to_image
+        from wamdiff2_ros.ros.msg_utils import fill_stamp
+
+        frame = scene.current_frame
+        for camera, pub in self.image_pubs.items():
+            cam = frame.cameras[camera]
+            if self.compressed:
+                msg = CompressedImage(format="jpeg")
+                msg.data = cam.image_path.read_bytes()
+            else:
+                msg = rgb_to_image(Image, cam.load_image(), "rgb8")
+            fill_stamp(msg.header.stamp, stamp)
+            msg.header.frame_id = camera
+            pub.publish(msg)
+
+    def publish_ground_truth(self, scene, stamp: int) -> None:
+        from wamdiff2_ros.msg import Detection, DetectionArray, Trajectory, Waypoint
+        from wamdiff2_ros.ros.msg_utils import fill_stamp
+
+        gt = Trajectory(valid=True, source="ground_truth", scene_token=scene.token)
+        fill_stamp(gt.header.stamp, stamp)
+        gt.header.frame_id = "base_link"
+        future = scene.future_trajectory()
+        for i, (x, y, h) in enumerate(np.asarray(future, dtype=float), start=1):
+            wp = Waypoint(x=x, y=y, heading=h)
+            fill_stamp(wp.time_from_start, int(i * 0.5e9))
+            gt.waypoints.append(wp)
+        self.gt_traj_pub.publish(gt)
+        anns = scene.current_frame.annotations
+        boxes = DetectionArray()
+        fill_stamp(boxes.header.stamp, stamp)
+        boxes.header.frame_id = "base_link"
+        if anns is not None:
+            for box, name in zip(np.asarray(anns.boxes, dtype=float), anns.names, strict=False):
+                det = Detection(label=str(name), score=1.0, yaw=float(box[6]))
+                det.center.x, det.center.y, det.center.z = float(box[0]), float(box[1]), float(box[2])
+                det.size.x, det.size.y, det.size.z = float(box[3]), float(box[4]), float(box[5])
+                boxes.detections.append(det)
+        self.gt_box_pub.publish(boxes)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from wamdiff2_ros.ros.node_main import run_node
+
+    return run_node("navsim_replay_node", NavsimReplay, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
