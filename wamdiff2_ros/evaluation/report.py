@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.evaluation.geometry import boxes_corners, ego_corners
+from wamdiff2_ros.evaluation.geometry import boxes_corners, ego_corners, to_frame
 from wamdiff2_ros.evaluation.planning import HORIZONS_S
-from wamdiff2_ros.evaluation.scene import SceneGroundTruth
+from wamdiff2_ros.evaluation.scene import SceneGroundTruth, call_map
 
 TABLE_COLUMNS = (
     ("l2_avg", "L2 avg (at t) [m]"),
@@ -63,6 +63,19 @@ def plot_bev(path: Path, prediction: np.ndarray, scene: SceneGroundTruth, title:
         closed = np.vstack([corners, corners[:1]])
         ax.plot(-closed[:, 1], closed[:, 0], **kw)
 
+    gt = np.vstack([np.zeros((1, 3)), scene.trajectory])
+    pred = np.vstack([np.zeros((1, 2)), np.asarray(prediction)[:, :2]])
+    span = max(10.0, float(np.abs(np.vstack([gt[:, :2], pred])).max()) + 5.0)
+    if scene.map is not None:  # drivable area, shaded
+        xs = np.linspace(-8, span, 90)
+        ys = np.linspace(-span / 2, span / 2, 90)
+        gx, gy = np.meshgrid(xs, ys, indexing="ij")
+        points = np.stack([gx, gy], axis=-1)
+        if scene.ego_pose_global is not None:
+            points = to_frame(points, scene.ego_pose_global)
+        drivable = call_map(scene.map.is_drivable, points[..., 0], points[..., 1], bool)
+        ax.imshow(drivable, origin="lower", extent=(span / 2, -span / 2, -8, span), cmap="Greys", alpha=0.15,
+                  aspect="auto", vmin=0, vmax=1.5)  # fmt: skip
     draw(ego_corners(np.zeros(3)), color="black", lw=1.5)
     agents = scene.agents
     if agents.num_agents:
@@ -70,11 +83,8 @@ def plot_bev(path: Path, prediction: np.ndarray, scene: SceneGroundTruth, title:
             draw(boxes_corners(agents.boxes[0, a]), color="tab:gray", lw=1)
             future = agents.boxes[:, a][agents.valid[:, a]]
             ax.plot(-future[:, 1], future[:, 0], color="tab:gray", lw=0.6, ls=":")
-    gt = np.vstack([np.zeros((1, 3)), scene.trajectory])
-    pred = np.vstack([np.zeros((1, 2)), np.asarray(prediction)[:, :2]])
     ax.plot(-gt[:, 1], gt[:, 0], "o-", color="tab:green", lw=4, ms=6, alpha=0.6, label="ground truth")
     ax.plot(-pred[:, 1], pred[:, 0], "o-", color="tab:red", ms=3, label="prediction")
-    span = max(10.0, float(np.abs(np.vstack([gt[:, :2], pred])).max()) + 5.0)
     ax.set_xlim(-span / 2, span / 2)
     ax.set_ylim(-8, span)
     ax.set_aspect("equal")
@@ -179,6 +189,10 @@ def write_report(
     if counts:
         lines += ["## Comfort violations (scenes)", ""] + [f"- {k}: {v}" for k, v in sorted(counts.items())] + [""]
     problems = [p for s in runs.values() for p in s.get("problems", [])]
+    fallbacks = [f"{name}: {s['fallback_rate']:.0%} of plans are the flagged constant-velocity fallback "
+                 "(the model's answer did not parse); their metrics score the fallback, not the model"
+                 for name, s in runs.items() if s.get("fallback_rate")]  # fmt: skip
+    notes = [*notes, *fallbacks]
     if problems or notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in [*notes, *problems]] + [""]
     path = out / "report.md"
