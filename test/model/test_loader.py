@@ -92,10 +92,14 @@ def test_wam_diff2_dir_without_mask_id_defaults_to_151671(tiny_dir, tmp_path):
     assert vla.vocab_size > 151671
 
 
-@pytest.mark.parametrize("case", ["missing", "file", "no_config", "bad_json", "other_type"])
-def test_bad_directories_give_clear_errors(tmp_path, case):
+@pytest.mark.parametrize("case", ["missing", "file", "no_config", "bad_json", "other_type", "no_weights"])
+def test_bad_directories_give_clear_errors(tmp_path, tiny_dir, case):
     target = tmp_path / "ckpt"
-    if case == "file":
+    if case == "no_weights":
+        target.mkdir()
+        for name in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+            (target / name).write_bytes((tiny_dir / name).read_bytes())
+    elif case == "file":
         target.write_text("x")
     elif case != "missing":
         target.mkdir()
@@ -104,7 +108,7 @@ def test_bad_directories_give_clear_errors(tmp_path, case):
         elif case == "other_type":
             (target / "config.json").write_text(json.dumps({"model_type": "llama"}))
     expected = {"missing": "does not exist", "file": "not a directory", "no_config": "no config.json",
-                "bad_json": "cannot read", "other_type": "not supported"}[case]
+                "bad_json": "cannot read", "other_type": "not supported", "no_weights": "cannot load the weights"}[case]
     with pytest.raises(ModelLoadError, match=expected):
         load_model(target)
 

@@ -39,6 +39,21 @@ def _answer(rng: np.random.Generator) -> str:
     return ",".join(points)
 
 
+def _train_step(vla, opt, samples: list, block: int, responses: torch.Tensor, gen: torch.Generator) -> float:
+    """One optimiser step: AR (B=1) or masked diffusion with block size ``block``."""
+    if block == 1:
+        logits, targets = ar_forward(vla, samples, [s["response_ids"][0] for s in samples])
+        loss = ar_loss(logits, targets)
+    else:
+        noisy, t, masked = add_block_noise(responses, block, vla.mask_token_id, generator=gen)
+        logits = diffusion_forward(vla, samples, responses, noisy, block_size=block)
+        loss = masked_diffusion_loss(logits, responses, masked, t)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
 def run(preset: str, batch: int, steps: int, block_sizes: list[int], threads: int, seed: int = 0) -> dict:
     torch.set_num_threads(threads)
     rng = np.random.default_rng(seed)
@@ -60,24 +75,11 @@ def run(preset: str, batch: int, steps: int, block_sizes: list[int], threads: in
     for block in [1, *block_sizes]:
         responses = pad_response([s["response_ids"][0] for s in samples], block, vla.end_token_id)
 
-        def step() -> float:
-            if block == 1:
-                logits, targets = ar_forward(vla, samples, [s["response_ids"][0] for s in samples])
-                loss = ar_loss(logits, targets)
-            else:
-                noisy, t, masked = add_block_noise(responses, block, vla.mask_token_id, generator=gen)
-                logits = diffusion_forward(vla, samples, responses, noisy, block_size=block)
-                loss = masked_diffusion_loss(logits, responses, masked, t)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            return loss.item()
-
-        step()  # warm-up
+        _train_step(vla, opt, samples, block, responses, gen)  # warm-up
         times = []
         for _ in tqdm(range(steps), desc=f"{preset} B={block}", leave=False):
             start = time.perf_counter()
-            step()
+            _train_step(vla, opt, samples, block, responses, gen)
             times.append(time.perf_counter() - start)
         rows.append({
             "objective": "ar" if block == 1 else "diffusion",

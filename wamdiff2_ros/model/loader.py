@@ -209,12 +209,19 @@ def load_model(
         tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ModelLoadError(f"cannot load the tokenizer from {directory}: {exc}") from exc
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    if data.get("model_type") == "wam_diff2":  # transformers warns that the config type differs; it is expected
+        hf_logging.set_verbosity_error()
     try:
         model = Qwen3VLForConditionalGeneration.from_pretrained(
             str(directory), config=config, dtype=dtype, local_files_only=True, attn_implementation=attn_implementation
         )
     except (OSError, ValueError, RuntimeError) as exc:
         raise ModelLoadError(f"cannot load the weights from {directory}: {exc}") from exc
+    finally:
+        hf_logging.set_verbosity(verbosity)
     mask_id = ensure_mask_token(model, tokenizer, data)
     end_id = data.get("end_token_id")
     end_id = int(end_id) if end_id is not None else _token_id(tokenizer, IM_END)
