@@ -267,6 +267,12 @@ class BagWriter:
         data = self.typestore.serialize_cdr(msg, msgtype)
         self._writer.write(self._connections[topic], int(stamp_ns), data)
 
+    def write_raw(self, topic: str, stamp_ns: int, data: bytes) -> None:
+        """Write already serialized CDR ``data`` on a topic declared with :meth:`add_topic`."""
+        if topic not in self._connections:
+            raise BagError(f"topic {topic} was not declared with add_topic")
+        self._writer.write(self._connections[topic], int(stamp_ns), bytes(data))
+
 
 # ---------------------------------------------------------------------------------------
 # reading
