@@ -165,6 +165,7 @@ class RoadMap:
         route: list[int],
         buildings: list[Building] | None = None,
         name: str = "synthetic",
+        time_origin_us: int = 0,
     ) -> None:
         self.roads = roads
         self.lanes = {lane.id: lane for lane in lanes}
@@ -172,6 +173,8 @@ class RoadMap:
         self.route = list(route)
         self.buildings = list(buildings or [])
         self.name = name
+        #: log timestamp (µs) at which the signal clocks read 0 s
+        self.time_origin_us = int(time_origin_us)
         self._build_index()
 
     def _build_index(self) -> None:
@@ -278,6 +281,7 @@ class RoadMap:
         return {
             "format": MAP_FORMAT,
             "name": self.name,
+            "time_origin_us": self.time_origin_us,
             "lane_width": LANE_WIDTH,
             "roads": [{"id": r.id, "kind": r.kind, "half_width": r.half_width, "points": pts(r.points)} for r in self.roads],
             "lanes": [
@@ -338,7 +342,8 @@ class RoadMap:
             Building(b["x"], b["y"], b["yaw"], b["length"], b["width"], b["height"], tuple(b["color"]))
             for b in data.get("buildings", [])
         ]
-        return cls(roads, lanes, inters, data["route"], buildings, data.get("name", "synthetic"))
+        return cls(roads, lanes, inters, data["route"], buildings, data.get("name", "synthetic"),
+                   int(data.get("time_origin_us", 0)))
 
 
 def _concat(parts: list[np.ndarray]) -> np.ndarray:
@@ -557,8 +562,8 @@ _BUILDING_COLORS = (
 
 
 def _place_buildings(rng: np.random.Generator, road_map: RoadMap) -> list[Building]:
-    out: list[Building] = []
     clearance = LANE_WIDTH + SIDEWALK_WIDTH + 1.5
+    candidates = []
     for road in road_map.roads:
         poly = Polyline(road.points)
         for side in (1.0, -1.0):
@@ -567,18 +572,28 @@ def _place_buildings(rng: np.random.Generator, road_map: RoadMap) -> list[Buildi
                 width = float(rng.uniform(8.0, 22.0))
                 depth = float(rng.uniform(8.0, 18.0))
                 setback = float(rng.uniform(2.0, 9.0))
-                x, y, h = poly.interpolate(s + width / 2)
+                height = float(rng.uniform(5.0, 28.0))
+                color = _BUILDING_COLORS[int(rng.integers(len(_BUILDING_COLORS)))]
+                x, y, h = poly.pose_at(s + width / 2)
                 dist = LANE_WIDTH + SIDEWALK_WIDTH + setback + depth / 2
                 cx = x - side * dist * math.sin(h)
                 cy = y + side * dist * math.cos(h)
-                corners = _footprint(cx, cy, h, width, depth)
-                test = np.concatenate([corners, [[cx, cy]], (corners + np.array([[cx, cy]])) / 2])
-                clear = not np.any(road_map.is_drivable(test[:, 0], test[:, 1], margin=-clearance))
-                if clear and all(math.hypot(cx - b.x, cy - b.y) > (max(width, depth) + max(b.length, b.width)) / 2
-                                 for b in out[-12:]):
-                    color = _BUILDING_COLORS[int(rng.integers(len(_BUILDING_COLORS)))]
-                    out.append(Building(float(cx), float(cy), float(h), width, depth, float(rng.uniform(5.0, 28.0)), color))
+                candidates.append(Building(float(cx), float(cy), float(h), width, depth, height, color))
                 s += width + float(rng.uniform(2.0, 12.0))
+    if not candidates:
+        return []
+    tests = []
+    for b in candidates:
+        corners = _footprint(b.x, b.y, b.yaw, b.length, b.width)
+        tests.append(np.concatenate([corners, [[b.x, b.y]], (corners + np.array([[b.x, b.y]])) / 2]))
+    pts = np.concatenate(tests)
+    on_road = road_map.is_drivable(pts[:, 0], pts[:, 1], margin=-clearance).reshape(len(candidates), -1).any(axis=1)
+    out: list[Building] = []
+    for b, blocked in zip(candidates, on_road, strict=True):
+        if blocked:
+            continue
+        if all(math.hypot(b.x - o.x, b.y - o.y) > (max(b.length, b.width) + max(o.length, o.width)) / 2 for o in out):
+            out.append(b)
     return out
 
 

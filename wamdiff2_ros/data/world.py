@@ -58,6 +58,11 @@ _PALETTE = (
 )
 _GLASS = (45, 60, 75)
 _CORRIDOR_HALF_WIDTH = 1.9
+_DENSE_STEP = 1.0
+_LOOKAHEAD = 55  # dense samples (m) checked for obstacles ahead of the front bumper
+_SPEED_LOOKAHEAD = 60  # m checked for curves ahead
+_LATERAL_ACCEL = 2.2  # m/s^2 allowed in curves
+_COMFORT_DECEL = 1.5
 _SKIN = (200, 160, 130)
 
 
@@ -159,6 +164,14 @@ class LanePath:
         ds = np.maximum(np.diff(self.poly.s), 1e-6)
         self.curvature = np.concatenate([np.abs(dh) / ds, [0.0]])
         self.smooth_curvature = np.convolve(self.curvature, np.ones(3) / 3, mode="same")
+        # dense 1 m samples for obstacle look-ahead and curve speed limits
+        self.dense = self.poly.interpolate(np.arange(0.0, self.poly.length, _DENSE_STEP))
+        idx = np.clip(np.searchsorted(self.poly.s, self.dense_s), 0, len(self.smooth_curvature) - 1)
+        self.v_curve_sq = _LATERAL_ACCEL / np.maximum(self.smooth_curvature[idx], 1e-6)
+
+    @property
+    def dense_s(self) -> np.ndarray:
+        return np.arange(0.0, self.poly.length, _DENSE_STEP)
 
     @property
     def length(self) -> float:
@@ -389,13 +402,9 @@ class World:
         inter = self.map.intersections[intersection]
         return inter.signal_state(arm % 2, self.time_s)
 
-    def _obstacle_gap(self, path: LanePath, s: float, front_offset: float, speed: float, self_index: int,
-                      agents: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-                      detections: dict[tuple[int, int], float], exclude: set[int] | None = None) -> tuple[float, float]:
-        """Nearest obstacle ahead on ``path``: (gap to front bumper, obstacle speed along path)."""
-        agents_xy, agents_half, agents_speed, agents_heading = agents
-        best_gap, best_speed = math.inf, 0.0
-        # stop lines of red / yellow signals
+    def _stop_line_gap(self, path: LanePath, s: float, front_offset: float, speed: float) -> float:
+        """Distance from the front bumper to the first stop line ahead whose signal says stop (inf if none)."""
+        best = math.inf
         for s_stop, inter, arm in path.stops:
             dist = s_stop - s - front_offset
             if dist < -0.5 or dist > 80.0:
@@ -405,40 +414,20 @@ class World:
                 continue
             if state == "yellow" and dist < speed * speed / (2 * 3.0) + 1.0:
                 continue  # too close to stop comfortably: clear the intersection
-            if dist < best_gap:
-                best_gap, best_speed = max(dist, 0.05), 0.0
-        # end of the ego's route
-        end_gap = path.length - s - front_offset
-        if path is self.ego.path and end_gap < min(best_gap, 60.0):
-            best_gap, best_speed = max(end_gap, 0.05), 0.0
-        # road users in the corridor ahead
-        look = np.arange(0.5, 55.0, 1.0) + front_offset
-        look = look[s + look <= path.length]
-        if len(look) and len(agents_xy):
-            samples = path.poly.interpolate(s + look)
-            d = np.linalg.norm(samples[:, None, :2] - agents_xy[None], axis=-1)
-            hit = d < _CORRIDOR_HALF_WIDTH
-            hit[:, self_index] = False
-            if exclude:
-                hit[:, sorted(exclude)] = False
-            rows = np.where(hit.any(axis=0), hit.argmax(axis=0), -1)
-            for j in np.nonzero(rows >= 0)[0]:
-                s_rel = float(look[rows[j]])
-                detections[(self_index, int(j))] = s_rel
-                heading = float(samples[rows[j], 2])
-                along = agents_speed[j] * math.cos(agents_heading[j] - heading)
-                gap = s_rel - front_offset - agents_half[j]
-                if gap < best_gap:
-                    best_gap, best_speed = max(gap, 0.05), max(along, 0.0)
-        return best_gap, best_speed
+            best = min(best, max(dist, 0.05))
+            break
+        if path is self.ego.path:
+            best = min(best, max(path.length - s - front_offset, 0.05))
+        return best
 
     def _speed_limit(self, path: LanePath, s: float, desired: float) -> float:
         """Desired speed capped so that curves ahead can be taken at <= 2.2 m/s^2 lateral acceleration."""
-        ahead = np.arange(0.0, 60.0, 2.0)
-        idx = np.clip(np.searchsorted(path.poly.s, s + ahead), 0, len(path.curvature) - 1)
-        kappa = np.maximum(path.smooth_curvature[idx], 1e-6)
-        v_curve = np.sqrt(2.2 / kappa)
-        return float(min(desired, np.min(np.sqrt(v_curve**2 + 2.0 * 1.5 * ahead))))
+        i0 = int(s / _DENSE_STEP)
+        v_sq = path.v_curve_sq[i0 : i0 + _SPEED_LOOKAHEAD]
+        if not len(v_sq):
+            return desired
+        ahead = np.arange(len(v_sq)) * _DENSE_STEP + (i0 * _DENSE_STEP - s)
+        return float(min(desired, np.sqrt(np.min(v_sq + 2.0 * _COMFORT_DECEL * np.maximum(ahead, 0.0)))))
 
     def _agent_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         xy = [(self.ego.x + EGO_REAR_AXLE_TO_CENTER * math.cos(self.ego.yaw),
@@ -460,31 +449,69 @@ class World:
             heading.append(h if p.direction > 0 else h + math.pi)
         return np.array(xy), np.array(half), np.array(speed), np.array(heading)
 
+    def _front(self, mover: _Vehicle | _Ego) -> float:
+        return EGO_REAR_AXLE_TO_CENTER + EGO_LENGTH / 2 if mover is self.ego else mover.front_offset
+
+    def _corridor_gaps(self, movers: list[tuple[int, _Vehicle | _Ego]], xy: np.ndarray, half: np.ndarray,
+                       agent_speed: np.ndarray, heading: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Gap to the nearest road user in each mover's corridor ahead, and its speed along the mover's path.
+
+        A road user is in the corridor when it is within 1.9 m of the mover's path in the next 55 m. When
+        two movers on crossing paths see each other, the one farther from the conflict yields.
+        """
+        m = len(movers)
+        samples = np.zeros((m, _LOOKAHEAD, 3))
+        valid = np.zeros((m, _LOOKAHEAD), dtype=bool)
+        start_dist = np.zeros(m)
+        for k, (_index, mover) in enumerate(movers):
+            path = mover.path
+            i0 = int(math.ceil((mover.s + self._front(mover)) / _DENSE_STEP))
+            rows = path.dense[i0 : i0 + _LOOKAHEAD]
+            samples[k, : len(rows)] = rows
+            valid[k, : len(rows)] = True
+            start_dist[k] = i0 * _DENSE_STEP - mover.s
+        d2 = ((samples[:, :, None, :2] - xy[None, None]) ** 2).sum(-1)  # (m, L, N)
+        hit = (d2 < _CORRIDOR_HALF_WIDTH**2) & valid[:, :, None]
+        index = np.array([i for i, _ in movers])
+        hit[np.arange(m), :, index] = False
+        any_hit = hit.any(axis=1)  # (m, N)
+        first = hit.argmax(axis=1)  # (m, N)
+        dist = np.where(any_hit, start_dist[:, None] + first * _DENSE_STEP, np.inf)  # reference -> conflict
+        # crossing conflicts seen from both sides: the mover farther from the conflict keeps the obstacle
+        n = len(xy)
+        full = np.full((n, n), np.inf)
+        full[index] = dist
+        mutual = np.isfinite(full) & np.isfinite(full.T)
+        crossing = np.abs(np.angle(np.exp(1j * (heading[:, None] - heading[None, :])))) > math.radians(35)
+        order_key = full + 1e-6 * np.arange(n)[:, None]
+        yields_to_me = mutual & crossing & (order_key < order_key.T)  # I am closer: ignore the other
+        dist = np.where(yields_to_me[index], np.inf, dist)
+        fronts = np.array([self._front(mv) for _, mv in movers])
+        gap = dist - fronts[:, None] - half[None, :]
+        best = np.argmin(gap, axis=1)
+        rows = np.arange(m)
+        best_gap = gap[rows, best]
+        path_heading = samples[rows, first[rows, best], 2]
+        along = agent_speed[best] * np.cos(heading[best] - path_heading)
+        gaps = np.where(np.isfinite(best_gap), np.maximum(best_gap, 0.05), np.inf)
+        return gaps, np.where(np.isfinite(best_gap), np.maximum(along, 0.0), 0.0)
+
     def _substep(self, dt: float) -> None:
-        agents = self._agent_arrays()
-        heading = agents[3]
-        detections: dict[tuple[int, int], float] = {}
+        xy, half, agent_speed, heading = self._agent_arrays()
         movers: list[tuple[int, _Vehicle | _Ego]] = []
         if not self.ego.external:
             movers.append((0, self.ego))
         movers += [(i + 1, v) for i, v in enumerate(self._vehicles)]
-
-        def front(mover: _Vehicle | _Ego) -> float:
-            return EGO_REAR_AXLE_TO_CENTER + EGO_LENGTH / 2 if mover is self.ego else mover.front_offset
-
-        gaps = [self._obstacle_gap(m.path, m.s, front(m), m.speed, i, agents, detections) for i, m in movers]
-        # crossing conflicts seen from both sides: the one farther from the conflict yields
-        ignore: dict[int, set[int]] = {}
-        for (a, b), s_a in detections.items():
-            s_b = detections.get((b, a))
-            if s_b is None or abs(float(normalize_angle(heading[a] - heading[b]))) < math.radians(35):
-                continue
-            if (s_a, a) < (s_b, b):
-                ignore.setdefault(a, set()).add(b)
-        for (gap, lead_speed), (index, mover) in zip(gaps, movers, strict=True):
-            if index in ignore:
-                gap, lead_speed = self._obstacle_gap(mover.path, mover.s, front(mover), mover.speed, index, agents, {},
-                                                     ignore[index])
+        if movers:
+            # pedestrians keep to the sidewalks (>= 3 m from any lane centre): only vehicles can block a lane
+            nv = 1 + len(self._vehicles)
+            gaps, lead_speeds = self._corridor_gaps(movers, xy[:nv], half[:nv], agent_speed[:nv], heading[:nv])
+        for k, (_index, mover) in enumerate(movers):
+            front = self._front(mover)
+            gap, lead_speed = gaps[k], lead_speeds[k]
+            stop = self._stop_line_gap(mover.path, mover.s, front, mover.speed)
+            if stop < gap:
+                gap, lead_speed = stop, 0.0
             v0 = self._speed_limit(mover.path, mover.s, mover.desired_speed)
             a = float(np.clip(_idm(mover.speed, v0, gap, mover.speed - lead_speed), -7.0, 2.0))
             new_speed = max(0.0, mover.speed + a * dt)
