@@ -97,3 +97,19 @@ def test_missing_definitions_error_names_places(tmp_path, monkeypatch):
     monkeypatch.setattr(bags, "message_definition_dirs", lambda: [tmp_path / "nowhere"])
     with pytest.raises(bags.BagError, match="nowhere"):
         bags.find_message_definitions()
+
+
+def test_plans_at_other_spacing_are_resampled(tmp_path):
+    """A writer publishing 16 waypoints every 0.25 s on a straight line still scores L2 = 0; a 2 s plan is refused."""
+    scenes = make_scenes(1)
+    token, scene = next(iter(scenes.items()))
+    with BagWriter(tmp_path / "bag", storage="mcap") as bag:
+        fine = np.column_stack([6 * np.arange(1, 17) * 0.25, np.zeros(16), np.zeros(16)])
+        bag.write("/plan", 1, trajectory_message(bag.typestore, fine, 1, interval_s=0.25, scene_token=token))
+    summary, _ = evaluate_bag(tmp_path / "bag", scenes, processes=1, progress=False)
+    assert summary["scenes_scored"] == 1 and summary["l2_avg"] == pytest.approx(0.0, abs=1e-9)
+    with BagWriter(tmp_path / "short", storage="mcap") as bag:
+        bag.write("/plan", 1, trajectory_message(bag.typestore, fine[:8], 1, interval_s=0.25, scene_token=token))
+    summary, _ = evaluate_bag(tmp_path / "short", scenes, processes=1, progress=False)
+    assert summary["scenes_scored"] == 0 and summary["scenes_missing"] == 1
+    assert any("horizon" in p for p in summary["problems"])

@@ -52,6 +52,31 @@ def match_trajectories(
     return matched, counts
 
 
+def plan_at_times(record: TrajectoryRecord, times_s: np.ndarray) -> np.ndarray | None:
+    """The record's waypoints at ``times_s`` (N, 3); None when the plan does not reach the last time.
+
+    Waypoints are used as they are when their ``time_from_start`` already equals
+    ``times_s`` (or is unset, all zero: then 0.5 s spacing is assumed); otherwise x, y
+    and heading are interpolated linearly in time from the ego origin at t = 0.
+    """
+    wps = record.waypoints
+    times = record.times_s
+    n = len(times_s)
+    if len(times) == 0:
+        return None
+    if not np.any(times):
+        return wps[:n] if len(wps) >= n else None
+    if len(times) >= n and np.allclose(times[:n], times_s, atol=1e-3):
+        return wps[:n]
+    if np.any(np.diff(times) <= 0) or times[-1] < times_s[-1] - 1e-3:
+        return None
+    knots = np.concatenate([[0.0], times])
+    points = np.vstack([np.zeros((1, 3)), wps])
+    heading = np.unwrap(points[:, 2])
+    return np.column_stack([np.interp(times_s, knots, points[:, 0]), np.interp(times_s, knots, points[:, 1]),
+                            np.interp(times_s, knots, heading)])  # fmt: skip
+
+
 def evaluate_bag(
     bag: str | Path,
     scenes: dict[str, SceneGroundTruth],
@@ -67,11 +92,12 @@ def evaluate_bag(
     pairs = []
     too_short = []
     for token, record in matched.items():
-        need = len(scenes[token].trajectory)
-        if len(record.waypoints) < need:
+        scene = scenes[token]
+        plan = plan_at_times(record, scene.interval_s * np.arange(1, len(scene.trajectory) + 1))
+        if plan is None:
             too_short.append(token)
             continue
-        pairs.append((record.waypoints[:need], scenes[token]))
+        pairs.append((plan, scene))
     results = score_scenes(pairs, processes=processes, progress=progress)
     for result in results:
         record = matched[result["token"]]
@@ -79,10 +105,17 @@ def evaluate_bag(
     summary = aggregate(results)
     errors = [r for r in results if "error" in r]
     missing = sorted(set(scenes) - set(matched))
+    short_problem = []
+    if too_short:
+        horizon = scenes[too_short[0]].interval_s * len(scenes[too_short[0]].trajectory)
+        short_problem.append(
+            f"{len(too_short)} plans do not reach the {horizon:g} s horizon or have non-increasing waypoint times; "
+            "not scored"
+        )
     summary.update(
         bag=str(bag),
         bag_complete=report.complete,
-        problems=report.problems + [f"{len(too_short)} plans have too few waypoints"] * bool(too_short),
+        problems=report.problems + short_problem,
         messages_read=report.messages_read,
         trajectories_read=len(records),
         matched_by_token=counts["by_token"],
