@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The whole WAM-Diff2 ladder on synthetic data, from nothing to docs/RESULTS.md:
+#   synthetic NAVSIM logs -> stage 0 AR (tiny and small) -> stage I B=1->4->8->16->32 (both)
+#   -> stage II block distillation (tiny, B=4 teacher -> B=32) -> stage III model distillation
+#   (small B=32 -> tiny B=32) -> held-out evaluation -> docs/RESULTS.md (+ docs/images/ plots).
+# Usage: tools/reproduce.sh [all|data|train|eval]   (env: PY, RUNS, NPROC, EVAL_LIMIT, SHIP=1 copies checkpoints)
+# The small-teacher chain runs concurrently with the tiny chain (two single-thread processes).
+# NPROC>1 runs every stage under torchrun (DDP, gloo on CPU, NCCL on GPU).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+RUNS=${RUNS:-runs}
+NPROC=${NPROC:-1}
+EVAL_LIMIT=${EVAL_LIMIT:-30}
+PHASE=${1:-all}
+CFG=config/train
+
+train() {  # train SUBCOMMAND CONFIG [overrides...]
+  local sub=$1 cfg=$2; shift 2
+  local name; name=$(basename "$cfg" .yaml)
+  echo "=== $(date +%T) $sub $name"
+  local cmd=("$PY" -m wamdiff2_ros.cli)
+  if [ "$NPROC" -gt 1 ]; then cmd=("$PY" -m torch.distributed.run --standalone --nproc_per_node "$NPROC" -m wamdiff2_ros.cli); fi
+  "${cmd[@]}" train "$sub" --config "$CFG/$cfg" \
+    "data.logs_dir=$RUNS/data/synth-train" "data.cache_dir=$RUNS/cache" progress=false "$@"
+}
+
+paths() {  # rewrite the configs' runs/ paths under $RUNS
+  local out=$1 init=${2:-} teacher=${3:-}
+  echo "output_dir=$RUNS/$out"
+  if [ -n "$init" ]; then echo "init=$RUNS/$init"; fi
+  if [ -n "$teacher" ]; then echo "teacher=$RUNS/$teacher"; fi
+}
+
+data() {
+  "$PY" - "$RUNS" <<'PYEOF'
+import sys
+from pathlib import Path
+from wamdiff2_ros.data.synth import synthesize
+runs = Path(sys.argv[1])
+for split, logs, frames, seed in (("synth-train", 24, 60, 1), ("synth-heldout", 4, 40, 2)):
+    if not (runs / "data" / split / "navsim_logs").is_dir():
+        synthesize(runs / "data" / split, num_logs=logs, num_frames=frames, seed=seed, size=(256, 128))
+PYEOF
+}
+
+small_chain() {
+  mapfile -t p < <(paths small-ar);                     train ar small_ar.yaml "${p[@]}"
+  mapfile -t p < <(paths small-b4 small-ar);            train adapt small_adapt_b4.yaml "${p[@]}"
+  mapfile -t p < <(paths small-b8 small-b4);            train adapt small_adapt_b8.yaml "${p[@]}"
+  mapfile -t p < <(paths small-b16 small-b8);           train adapt small_adapt_b16.yaml "${p[@]}"
+  mapfile -t p < <(paths small-b32 small-b16);          train adapt small_adapt_b32.yaml "${p[@]}"
+}
+
+tiny_chain() {
+  mapfile -t p < <(paths tiny-ar);                      train ar ar.yaml "${p[@]}"
+  mapfile -t p < <(paths tiny-b4 tiny-ar);              train adapt adapt_b4.yaml "${p[@]}"
+  mapfile -t p < <(paths tiny-b8 tiny-b4);              train adapt adapt_b8.yaml "${p[@]}"
+  mapfile -t p < <(paths tiny-b16 tiny-b8);             train adapt adapt_b16.yaml "${p[@]}"
+  mapfile -t p < <(paths tiny-b32 tiny-b16);            train adapt adapt_b32.yaml "${p[@]}"
+  mapfile -t p < <(paths tiny-b32-distill tiny-b32 tiny-b4); train distill-block distill_block.yaml "${p[@]}"
+}
+
+train_all() {
+  mkdir -p "$RUNS/logs"
+  # Build the tokenised cache once before the two chains start.
+  "$PY" - "$RUNS" <<'PYEOF'
+import sys
+from wamdiff2_ros.training.config import load_config
+from wamdiff2_ros.training.dataset import TokenizedDataset
+from wamdiff2_ros.model.loader import init_model
+runs = sys.argv[1]
+cfg = load_config("config/train/ar.yaml", [f"data.logs_dir={runs}/data/synth-train", f"output_dir={runs}/tiny-ar"])
+TokenizedDataset.build(cfg.data, init_model("tiny"), f"{runs}/cache")
+PYEOF
+  small_chain > "$RUNS/logs/small_chain.log" 2>&1 &
+  local small=$!
+  tiny_chain 2>&1 | tee "$RUNS/logs/tiny_chain.log"
+  wait "$small" || { echo "small chain failed, see $RUNS/logs/small_chain.log"; exit 1; }
+  mapfile -t p < <(paths tiny-b32-final tiny-b32-distill small-b32); train distill-model distill_model.yaml "${p[@]}" \
+    2>&1 | tee -a "$RUNS/logs/tiny_chain.log"
+}
+
+evaluate() {
+  "$PY" -m wamdiff2_ros.training.results --runs "$RUNS" --heldout "$RUNS/data/synth-heldout" \
+    --limit "$EVAL_LIMIT" --out docs/RESULTS.md --images docs/images
+  if [ "${SHIP:-0}" = 1 ]; then
+    "$PY" -m wamdiff2_ros.training.ship --runs "$RUNS" --results "$RUNS/results.json"
+  fi
+}
+
+case "$PHASE" in
+  data) data ;;
+  train) train_all ;;
+  eval) evaluate ;;
+  all) data; train_all; evaluate ;;
+  *) echo "usage: $0 [all|data|train|eval]"; exit 2 ;;
+esac

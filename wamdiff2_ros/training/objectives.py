@@ -1,0 +1,96 @@
+"""Training objectives of the stages: AR cross-entropy, block masked diffusion, and block/model distillation.
+
+Every objective takes a :class:`~wamdiff2_ros.model.loader.WamDiff2` (its ``model`` may
+be wrapped in DistributedDataParallel), a batch of cached prompts and responses, and
+returns a scalar loss plus float metrics for the log.
+
+- ``ar`` (stage 0, B=1): shifted cross-entropy over ``[prefix | response]``.
+- ``diffusion`` (stage I): the response is padded with the end token to whole blocks;
+  one noise level t per block (stratified); masked positions get cross-entropy
+  weighted by 1/t, no logit shift (:func:`~wamdiff2_ros.model.losses.masked_diffusion_loss`).
+- ``distill`` (stages II and III): the student's noisy states are built at the
+  student's block size; the teacher (smaller block size in stage II, larger model in
+  stage III) reads the same noisy tokens with its own block size, and the student
+  matches it with the JSD on the masked positions, plus ``diffusion_weight`` times
+  the plain diffusion loss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from wamdiff2_ros.model.forward import ar_forward, diffusion_forward
+from wamdiff2_ros.model.losses import add_block_noise, ar_loss, jsd_loss, masked_diffusion_loss, pad_response
+
+Batch = tuple[Sequence[dict[str, torch.Tensor]], Sequence[torch.Tensor]]
+
+
+def ar_objective(vla: Any, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
+    """Stage 0: next-token cross-entropy on the response tokens (the end token included)."""
+    prompts, responses = batch
+    logits, targets = ar_forward(vla, list(prompts), list(responses))
+    loss = ar_loss(logits, targets)
+    return loss, {"ce": float(loss.detach())}
+
+
+def noisy_responses(vla: Any, responses: Sequence[torch.Tensor], block_size: int,
+                    generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(clean, noisy, t, masked)``: responses padded with the end token to whole blocks, then noised per block."""
+    clean = pad_response(list(responses), block_size, vla.end_token_id)
+    noisy, t, masked = add_block_noise(clean, block_size, vla.mask_token_id, generator=generator)
+    return clean, noisy, t, masked
+
+
+def diffusion_objective(vla: Any, batch: Batch, block_size: int,
+                        generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict[str, float]]:
+    """Stage I: masked-diffusion loss at ``block_size`` (one t per block, 1/t weighting, no shift)."""
+    prompts, responses = batch
+    clean, noisy, t, masked = noisy_responses(vla, responses, block_size, generator)
+    logits = diffusion_forward(vla, list(prompts), clean, noisy, block_size=block_size)
+    targets = clean.to(logits.device)
+    masked, t = masked.to(logits.device), t.to(logits.device)
+    loss = masked_diffusion_loss(logits, targets, masked, t)
+    with torch.no_grad():
+        hit = (logits.argmax(-1) == targets) & masked
+        acc = float(hit.sum() / masked.sum().clamp_min(1))
+    return loss, {"diffusion": float(loss.detach()), "masked_acc": acc}
+
+
+def distill_objective(
+    student: Any,
+    teacher: Any,
+    batch: Batch,
+    block_size: int,
+    teacher_block_size: int,
+    *,
+    generator: torch.Generator | None = None,
+    jsd_weight: float = 1.0,
+    diffusion_weight: float = 1.0,
+    beta: float = 0.5,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """Stages II/III: JSD(teacher || student) on the student's masked positions (+ diffusion loss)."""
+    prompts, responses = batch
+    if block_size % teacher_block_size:
+        raise ValueError(f"teacher block size {teacher_block_size} must divide the student's {block_size}")
+    clean, noisy, t, masked = noisy_responses(student, responses, block_size, generator)
+    logits = diffusion_forward(student, list(prompts), clean, noisy, block_size=block_size)
+    with torch.no_grad():
+        teacher_logits = diffusion_forward(teacher, list(prompts), clean, noisy, block_size=teacher_block_size)
+    teacher_logits = teacher_logits.to(device=logits.device)
+    masked, t, targets = masked.to(logits.device), t.to(logits.device), clean.to(logits.device)
+    if teacher_logits.shape[-1] != logits.shape[-1]:
+        raise ValueError(
+            f"teacher vocabulary ({teacher_logits.shape[-1]}) differs from the student's ({logits.shape[-1]});"
+            " teacher and student must share the tokenizer"
+        )
+    jsd = jsd_loss(logits, teacher_logits, masked, beta=beta)
+    diff = masked_diffusion_loss(logits, targets, masked, t)
+    loss = jsd_weight * jsd + diffusion_weight * diff
+    with torch.no_grad():
+        acc = float(((logits.argmax(-1) == targets) & masked).sum() / masked.sum().clamp_min(1))
+        teacher_acc = float(((teacher_logits.argmax(-1) == targets) & masked).sum() / masked.sum().clamp_min(1))
+    return loss, {"jsd": float(jsd.detach()), "diffusion": float(diff.detach()), "masked_acc": acc,
+                  "teacher_masked_acc": teacher_acc}
