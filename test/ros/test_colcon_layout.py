@@ -48,7 +48,7 @@ def test_install_space_exposes_messages_and_modules(repo, ros_env, tmp_path):
 
 def test_executables_launch_and_config_are_installed(ros_env):
     prefix = _install_prefix()
-    for exe in ("drive_node", "navsim_replay_node", "waypoint_follower_node", "sim_node"):
+    for exe in ("drive_node", "navsim_replay_node", "waypoint_follower_node", "sim_node", "bag_recorder_node"):
         path = os.path.join(prefix, "lib", "wamdiff2_ros", exe)
         assert os.access(path, os.X_OK), f"{path} missing or not executable"
     share = os.path.join(prefix, "share", "wamdiff2_ros")

@@ -30,6 +30,7 @@ PARAMS = [
     spec("speed", 1.0, "playback speed factor of the log's 2 Hz", in_range(0.01, 100.0)),
     spec("lockstep", False, "publish the next frame only after the driver's trajectory for this one"),
     spec("lockstep_timeout_s", 30.0, "give up waiting for the driver after this long", in_range(0.1, 600.0)),
+    spec("lockstep_resend_s", 10.0, "re-send the frame's images if unanswered this long", in_range(0.1, 600.0)),
     spec("trajectory_topic", "/wamdiff2/trajectory", "driver output watched in lock-step mode"),
     spec("max_scenes", 0, "stop after this many scenes (0 = all)", in_range(0, 10**9)),
     spec("loop", False, "start again after the last scene"),
@@ -100,7 +101,13 @@ class NavsimReplay:
 
         deadline = time.monotonic() + self.p["wait_for_subscribers_s"]
         first = next(iter(self.image_pubs.values()))
-        while first.get_subscription_count() == 0 and time.monotonic() < deadline and rclpy.ok():
+
+        def audience_missing() -> bool:  # lock-step needs the driver itself, not just any subscriber
+            if self.p["lockstep"] and self.node.count_publishers(self.p["trajectory_topic"]) == 0:
+                return True
+            return first.get_subscription_count() == 0
+
+        while audience_missing() and time.monotonic() < deadline and rclpy.ok():
             time.sleep(0.1)
         time.sleep(self.p["start_delay_s"])
         limit = self.p["max_scenes"] or len(self.logs)
@@ -118,9 +125,13 @@ class NavsimReplay:
                 self.published += 1
                 if self.p["lockstep"]:
                     deadline = time.monotonic() + self.p["lockstep_timeout_s"]
+                    resend = time.monotonic() + self.p["lockstep_resend_s"]
                     while stamp not in self.answered and time.monotonic() < deadline and rclpy.ok():
                         self.answered_event.wait(0.05)
                         self.answered_event.clear()
+                        if time.monotonic() > resend:  # sensor QoS is best effort: the frame may be lost
+                            self.publish_images(self.logs[i], stamp)
+                            resend = time.monotonic() + self.p["lockstep_resend_s"]
                     if stamp not in self.answered:
                         self.timeouts += 1
                         self.log.warning(f"no trajectory for scene {i} within {self.p['lockstep_timeout_s']} s")
