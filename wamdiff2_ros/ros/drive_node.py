@@ -295,6 +295,8 @@ class DriveNode:
             try:
                 self.infer(job)
             except Exception as exc:  # noqa: BLE001 - keep serving; report on diagnostics
+                if self.stopping or not self.node.context.ok():
+                    return  # shutting down: publishers are gone
                 self.counts["inference_errors"] += 1
                 self.last_error = f"inference: {type(exc).__name__}: {exc}"
                 self.log.error(self.last_error, throttle_duration_sec=2.0)

@@ -129,10 +129,15 @@ class SimNode:
         next_time = time.monotonic()
         while rclpy.ok() and not self.stopping:
             self.step(dt)
-            self.publish_state()
-            if tick % frame_every == 0:
-                self.publish_frame()
-                self.publish_status()
+            try:
+                self.publish_state()
+                if tick % frame_every == 0:
+                    self.publish_frame()
+                    self.publish_status()
+            except Exception:  # noqa: BLE001 - the context goes away on shutdown
+                if not rclpy.ok() or self.stopping:
+                    return
+                raise
             tick += 1
             if self.p["duration_s"] and self.world.time_s >= self.p["duration_s"]:
                 self.publish_status(final=True)
