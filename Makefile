@@ -28,6 +28,16 @@ demo: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 
+# The whole training ladder from synthetic data to the distilled student (long; not CI).
+reproduce: setup
+	tools/ros_env.sh bash tools/reproduce.sh
+
+# Benchmarks of docs/BENCHMARKS.md (tables on stdout, JSON under bench_out/).
+bench: setup
+	tools/ros_env.sh python bench/decode.py --model "$$(tools/ros_env.sh python -c 'from wamdiff2_ros.model.checkpoints import default_checkpoint as d; print(d() or "tiny")')" --blocks 1,4,8,16,32 --engines reference,fast --json bench_out/decode.json --plot bench_out/decode.png
+	tools/ros_env.sh python bench/synth.py --json bench_out/synth.json
+	tools/ros_env.sh python bench/ros_latency.py --seconds 60 --json bench_out/ros_latency.json
+
 lock: $(STAMPS)/venv
 	$(VENV)/bin/pip install -q -r requirements.in
 	$(VENV)/bin/python tools/lock.py > requirements.lock

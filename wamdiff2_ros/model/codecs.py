@@ -447,6 +447,8 @@ def parse_perception(text: str) -> list[Box] | ParseError:
         return []
     items = [item.strip() for item in re.split(r"[;\n]", body)]
     items = [item for item in items if item]
+    if not items:
+        return fail("only separators, no boxes (no boxes is written 'none')")
     if len(items) > MAX_BOXES:
         return fail(f"{len(items)} boxes, more than {MAX_BOXES}")
     boxes: list[Box] = []
