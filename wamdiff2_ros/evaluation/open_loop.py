@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.evaluation.detection import BevBox, bev_center_distance_map
+from wamdiff2_ros.evaluation.detection import BevBox, ImageBox, bev_center_distance_map, coco_map
 from wamdiff2_ros.evaluation.groundtruth import COMMANDS, scene_ground_truth
 from wamdiff2_ros.evaluation.scene import SceneGroundTruth
 from wamdiff2_ros.evaluation.scoring import aggregate, score_scenes
@@ -96,6 +96,9 @@ def run_open_loop(
         generated = decode_ms = forwards = 0.0
         gt_boxes: list[BevBox] = []
         det_boxes: list[BevBox] = []
+        gt_image_boxes: list[ImageBox] = []
+        det_image_boxes: list[ImageBox] = []
+        qa_items: list = []
         for token, scene in tqdm(scenes.items(), desc=f"decoding B={block_size}", unit="scene", disable=not progress):
             ego, command = ego_inputs(scene)
             output = agent.step(scene.load_images(cameras), ego, command)
@@ -108,7 +111,13 @@ def run_open_loop(
             if "perception" in tasks:
                 anns = scene.current_frame.annotations
                 gt_boxes += [BevBox(token, n, float(b[0]), float(b[1])) for b, n in zip(anns.boxes, anns.names, strict=False)]
-                det_boxes += [BevBox(token, d.label, d.x, d.y, output.confidence or 1.0) for d in output.detections]
+                score = output.tasks["perception"].confidence or 1.0
+                det_boxes += [BevBox(token, d.label, d.x, d.y, score) for d in output.detections]
+                gt_image_boxes += _visible_image_boxes(scene, token, cameras)
+                det_image_boxes += [ImageBox(f"{token}/{d.camera}", d.label, tuple(d.bbox), score)
+                                    for d in output.detections if d.bbox is not None and d.camera]
+            if "understanding" in tasks:
+                qa_items += _answer_questions(vla, config, scene, maps[scene.metadata.log_name], cameras)
         pairs = [(run.predictions[t], truth[t]) for t in scenes]
         run.per_scene = score_scenes(pairs, processes=processes, progress=progress)
         for result in run.per_scene:
@@ -126,8 +135,47 @@ def run_open_loop(
         )
         if "perception" in tasks:
             run.summary["bev_center_distance_map"] = bev_center_distance_map(gt_boxes, det_boxes)["map"]
+            image_map = coco_map(gt_image_boxes, det_image_boxes)
+            run.summary["detection_map_coco"] = image_map["map"]
+            run.summary["detection_map_50_coco"] = image_map["map_50"]
+        if "understanding" in tasks:
+            from wamdiff2_ros.evaluation.qa import score_items
+
+            qa = score_items(qa_items)
+            run.summary["qa_exact_match"] = qa["exact_match"]
+            run.summary["qa_token_f1"] = qa["token_f1"]
+            run.summary["qa_questions"] = qa["questions"]
+            run.summary["qa_by_type"] = {k: v["exact_match"] for k, v in qa.get("by_category", {}).items()}
         runs.append(run)
     return runs, truth
+
+
+def _visible_image_boxes(scene: Any, token: str, cameras: Sequence[str]) -> list[ImageBox]:
+    """Ground-truth image boxes (0-1000 scale, as the perception answers use) of the visible agents."""
+    from wamdiff2_ros.data.samples import visible_boxes
+
+    return [ImageBox(f"{token}/{b.camera}", b.label, tuple(b.bbox)) for b in visible_boxes(scene.current_frame, cameras)
+            if b.bbox is not None and b.camera]
+
+
+def _answer_questions(vla: Any, config: Any, scene: Any, road_map: Any, cameras: Sequence[str]) -> list:
+    """The synthetic understanding questions of one scene, answered by the model (QA items for scoring)."""
+    from wamdiff2_ros.data.samples import understanding_samples
+    from wamdiff2_ros.decoding import generate
+    from wamdiff2_ros.evaluation.qa import QAItem
+    from wamdiff2_ros.model.codecs import ParseError, parse_understanding
+    from wamdiff2_ros.model.inputs import build_inputs
+
+    images = scene.load_images(cameras)
+    items = []
+    for sample in understanding_samples(scene, road_map, cameras):
+        inputs = build_inputs(vla, sample.question, [images[c] for c in cameras])
+        text = generate(vla, inputs, config).texts[0]
+        parsed = parse_understanding(text)
+        prediction = "" if isinstance(parsed, ParseError) else parsed
+        items.append(QAItem(sample.sample_id, sample.question, [sample.answer], prediction,
+                            sample.meta.get("question_type", "")))
+    return items
 
 
 def write_submission(path: str | Path, predictions: dict[str, np.ndarray]) -> Path:
