@@ -56,6 +56,7 @@ class TrainConfig:
     max_grad_norm: float = 1.0
     mixed_precision: str = "no"
     save_every: int = 0  # 0: only at the end
+    stop_after: int = 0  # stop (with a checkpoint) after this many steps of this run; 0: run to `steps`
     log_every: int = 10
     seed: int = 0
     device: str = "auto"  # auto: cuda when available (one GPU per process), else cpu
@@ -124,6 +125,11 @@ def _coerce(name: str, current: Any, value: Any) -> Any:
             raise TrainConfigError(f"train config: {name} must be an integer, got {value!r}")
         return value
     if isinstance(current, float):
+        if isinstance(value, str):  # YAML 1.1 reads "3e-4" (no dot) as a string
+            try:
+                value = float(value)
+            except ValueError:
+                pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TrainConfigError(f"train config: {name} must be a number, got {value!r}")
         return float(value)

@@ -102,6 +102,7 @@ def tokenize_sample(vla: Any, sample: Any, max_pixels: int | None = None) -> dic
     row["task"] = sample.task
     row["id"] = sample.sample_id
     row["answer"] = sample.answer
+    row["question"] = sample.question
     meta = {k: v for k, v in sample.meta.items() if k in ("trajectory", "boxes", "question_type", "answer_set")}
     row["meta"] = json.dumps(meta)
     return row

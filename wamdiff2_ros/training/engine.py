@@ -63,6 +63,8 @@ class TrainResult:
     wall_time_s: float
     final_loss: float
     history: list[dict[str, float]]
+    vla: Any = None
+    finished: bool = True
 
 
 def setup_distributed(device: str = "auto") -> DistInfo:
@@ -288,7 +290,8 @@ def train(cfg: TrainConfig, *, resume: bool = True) -> TrainResult:
             "world_size": info.world_size,
         }
 
-    for step in range(start_step, cfg.steps):
+    end_step = min(cfg.steps, start_step + cfg.stop_after) if cfg.stop_after else cfg.steps
+    for step in range(start_step, end_step):
         optimizer.zero_grad(set_to_none=True)
         total, metrics_sum = 0.0, {}
         for micro in range(cfg.grad_accum):
@@ -325,7 +328,7 @@ def train(cfg: TrainConfig, *, resume: bool = True) -> TrainResult:
             bar.update(1)
             if (step + 1) % max(1, cfg.log_every) == 0:
                 bar.set_postfix(loss=f"{loss_value:.4f}")
-        last = step + 1 == cfg.steps
+        last = step + 1 == end_step
         if (cfg.save_every and (step + 1) % cfg.save_every == 0) or last:
             state = state_dict(step + 1)
             if info.is_main:
@@ -335,16 +338,19 @@ def train(cfg: TrainConfig, *, resume: bool = True) -> TrainResult:
     if bar is not None:
         bar.close()
     wall = previous_wall + time.perf_counter() - t0
-    if info.is_main:
+    finished = end_step == cfg.steps
+    if info.is_main and finished:
         save_final(vla, out)
         _write_csv(out / LOG_FILE, history)
         try:
             plot_loss(history, out / "loss.png", title=f"{cfg.stage} B={cfg.block_size} ({cfg.preset if not cfg.init else Path(cfg.init).name})")
         except Exception as exc:  # noqa: BLE001 - a plot must never lose a trained model
             print(f"warning: loss plot not written: {exc}")
+    if info.is_main:
         summary = {"stage": cfg.stage, "block_size": cfg.block_size, "steps": cfg.steps, "start_step": start_step,
                    "world_size": info.world_size, "wall_time_s": wall, "final_loss": loss_value,
-                   "num_samples": len(dataset), "tasks": dataset.tasks(), "parameters": vla.num_parameters()}
+                   "num_samples": len(dataset), "tasks": dataset.tasks(), "parameters": vla.num_parameters(),
+                   "finished": finished}
         (out / "train_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     _barrier(info)
     if info.initialised_here:
@@ -352,7 +358,20 @@ def train(cfg: TrainConfig, *, resume: bool = True) -> TrainResult:
 
         dist.destroy_process_group()
     vla.model.eval()
-    return TrainResult(out, cfg.steps, start_step, wall, loss_value, history)
+    return TrainResult(out, end_step, start_step, wall, loss_value, history, vla, finished)
+
+
+def evaluation_loss(cfg: TrainConfig, vla: Any, rows: list[dict[str, Any]], teacher: Any = None,
+                    seed: int = 1234) -> float:
+    """The stage's loss on ``rows`` with a fixed noise seed (comparable before and after training)."""
+    was_training = vla.model.training
+    vla.model.eval()
+    try:
+        with torch.no_grad():
+            loss, _ = compute_loss(cfg, vla, teacher, collate(rows), torch.Generator().manual_seed(seed))
+    finally:
+        vla.model.train(was_training)
+    return float(loss)
 
 
 def _gather_positions(position: DataPosition, generator: torch.Generator,

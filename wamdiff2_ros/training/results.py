@@ -1,0 +1,286 @@
+"""Held-out scores of the ladder's checkpoints and the paper's table in miniature (docs/RESULTS.md).
+
+Every row decodes the same held-out synthetic samples with the fast engine (greedy,
+confidence threshold 0.9) at the row's block size and scores:
+
+- planning: average L2 of the 1, 2, 3, 4 s waypoints (``evaluation.planning.l2_metrics``
+  ``l2_avg``); an answer that does not parse gets the driving agent's flagged
+  constant-velocity fallback (as the ROS node would drive), and the parse rate is shown;
+- understanding: exact-match accuracy (``evaluation.qa.exact_match``);
+- perception: COCO mAP (IoU .50:.95) of the image boxes with pycocotools
+  (``evaluation.detection.coco_map``) against the nearest ``max_boxes`` visible boxes;
+- speed: decode tokens/s and tokens per forward from the engine's own statistics.
+
+``python -m wamdiff2_ros.training.results --runs runs --heldout runs/data/synth-heldout``
+evaluates the rows whose checkpoints exist (cached in ``RUNS/results.json``) and writes
+the markdown table and the plots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: a checkpoint under RUNS decoded at one block size."""
+
+    key: str
+    label: str
+    checkpoint: str
+    block_size: int
+
+
+ROWS: tuple[Row, ...] = (
+    Row("ar", "AR (B=1), stage 0", "tiny-ar", 1),
+    Row("b4", "B=4, stage I", "tiny-b4", 4),
+    Row("b8", "B=8, stage I", "tiny-b8", 8),
+    Row("b16", "B=16, stage I", "tiny-b16", 16),
+    Row("b32", "B=32, stage I", "tiny-b32", 32),
+    Row("b32_ii", "B=32, stage I+II (block distillation)", "tiny-b32-distill", 32),
+    Row("b32_iii", "B=32, stage I+II+III (model distillation)", "tiny-b32-final", 32),
+    Row("small_ar", "teacher: small AR (B=1)", "small-ar", 1),
+    Row("small_b32", "teacher: small B=32, stage I", "small-b32", 32),
+)
+
+_VELOCITY = re.compile(r"current velocity is: \((-?[\d.]+),(-?[\d.]+)\)")
+
+
+def heldout_rows(vla: Any, heldout: str | Path, cache_dir: str | Path, *, seed: int = 2,
+                 max_boxes: int = 2) -> list[dict[str, Any]]:
+    """Tokenised held-out samples (all three tasks), cached like the training set."""
+    from wamdiff2_ros.training.config import DataConfig
+    from wamdiff2_ros.training.dataset import TokenizedDataset
+
+    data = DataConfig(logs_dir=str(heldout), max_boxes=max_boxes, understanding_per_scene=1, seed=seed)
+    return TokenizedDataset.build(data, vla, cache_dir, progress=False).rows
+
+
+def pick(rows: Sequence[dict[str, Any]], limit: int) -> dict[str, list[dict[str, Any]]]:
+    """Up to ``limit`` samples per task, spread evenly over the held-out split (deterministic)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for task in ("planning", "understanding", "perception"):
+        these = [r for r in rows if r["task"] == task]
+        if limit and len(these) > limit:
+            idx = np.linspace(0, len(these) - 1, limit).round().astype(int)
+            these = [these[i] for i in idx]
+        out[task] = these
+    return out
+
+
+def _fallback(row: dict[str, Any]) -> np.ndarray:
+    from wamdiff2_ros.decoding.agent import EgoStatus, constant_velocity_trajectory
+
+    match = _VELOCITY.search(row.get("question", ""))
+    velocity = (float(match.group(1)), float(match.group(2))) if match else (0.0, 0.0)
+    return constant_velocity_trajectory(EgoStatus(velocity=velocity))[:, :2]
+
+
+def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_size: int, *,
+                   max_new_tokens: int = 192, threshold: float = 0.9, progress: bool = True) -> dict[str, Any]:
+    """Decode every sample at ``block_size`` and score the three tasks."""
+    from tqdm import tqdm
+
+    from wamdiff2_ros.decoding import generate
+    from wamdiff2_ros.decoding.config import DecodeConfig
+    from wamdiff2_ros.evaluation.detection import ImageBox, coco_map
+    from wamdiff2_ros.evaluation.planning import l2_metrics
+    from wamdiff2_ros.evaluation.qa import exact_match
+    from wamdiff2_ros.model import codecs
+    from wamdiff2_ros.training.dataset import prompt_of
+
+    config = DecodeConfig(block_size=block_size, confidence_threshold=threshold, max_new_tokens=max_new_tokens,
+                          engine="fast", device="cpu", dtype="float32")
+    generated = forwards = 0
+    decode_ms = 0.0
+    l2, l2_parsed, parsed, correct = [], [], 0, []
+    gt_boxes, det_boxes, examples = [], [], {}
+    total = sum(len(v) for v in samples.values())
+    bar = tqdm(total=total, desc=f"eval B={block_size}", unit="sample", disable=not progress)
+    for task, rows in samples.items():
+        for row in rows:
+            result = generate(vla, prompt_of(row), config)
+            text = result.texts[0]
+            stats = result.stats
+            generated += stats.generated_tokens
+            forwards += stats.forwards
+            decode_ms += stats.decode_ms
+            meta = json.loads(row["meta"])
+            examples.setdefault(task, {"answer": row["answer"], "prediction": text})
+            value = codecs.parse_answer(task, text)
+            ok = not isinstance(value, codecs.ParseError) and result.finished[0]
+            if task == "planning":
+                truth = np.asarray(meta["trajectory"], dtype=np.float64)[:, :2]
+                pred = np.asarray(value.waypoints) if ok else _fallback(row)
+                err = l2_metrics(pred, truth)["l2_avg"]
+                l2.append(err)
+                if ok:
+                    parsed += 1
+                    l2_parsed.append(err)
+            elif task == "understanding":
+                correct.append(exact_match(value if ok else "", row["answer"]))
+            else:
+                for label, *bbox in meta.get("boxes", []):
+                    gt_boxes.append(ImageBox(row["id"], label, tuple(float(v) for v in bbox)))
+                if ok:
+                    score = float(result.confidences[0])
+                    for box in value:
+                        if box.bbox is not None and box.bbox[0] <= box.bbox[2] and box.bbox[1] <= box.bbox[3]:
+                            det_boxes.append(ImageBox(row["id"], box.label, box.bbox, score))
+            bar.update(1)
+    bar.close()
+    n_plan = len(samples.get("planning", []))
+    return {
+        "block_size": block_size,
+        "planning_l2": float(np.mean(l2)) if l2 else float("nan"),
+        "planning_l2_parsed_only": float(np.mean(l2_parsed)) if l2_parsed else float("nan"),
+        "planning_parse_rate": parsed / n_plan if n_plan else float("nan"),
+        "qa_accuracy": float(np.mean(correct)) if correct else float("nan"),
+        "detection_map": coco_map(gt_boxes, det_boxes)["map"] if gt_boxes else float("nan"),
+        "detection_map_50": coco_map(gt_boxes, det_boxes)["map_50"] if gt_boxes else float("nan"),
+        "decode_tokens_per_second": generated / (decode_ms / 1000.0) if decode_ms else float("nan"),
+        "tokens_per_forward": generated / forwards if forwards else float("nan"),
+        "generated_tokens": generated,
+        "samples": {k: len(v) for k, v in samples.items()},
+        "examples": examples,
+    }
+
+
+def speed_comparison(checkpoints: dict[str, tuple[str, int]], samples: list[dict[str, Any]], *, repeats: int = 2,
+                     max_new_tokens: int = 128) -> dict[str, dict[str, float]]:
+    """Decode tokens/s of several checkpoints on the same planning prompts, interleaved (noisy machines)."""
+    from wamdiff2_ros.decoding import generate
+    from wamdiff2_ros.decoding.config import DecodeConfig
+    from wamdiff2_ros.model.loader import load_model
+    from wamdiff2_ros.training.dataset import prompt_of
+
+    models = {name: (load_model(path), block) for name, (path, block) in checkpoints.items()}
+    totals = {name: [0, 0.0, 0] for name in models}
+    for _ in range(repeats):
+        for row in samples:
+            for name, (vla, block) in models.items():
+                config = DecodeConfig(block_size=block, max_new_tokens=max_new_tokens, engine="fast")
+                stats = generate(vla, prompt_of(row), config).stats
+                totals[name][0] += stats.generated_tokens
+                totals[name][1] += stats.decode_ms
+                totals[name][2] += stats.forwards
+    return {name: {"decode_tokens_per_second": g / (ms / 1000.0), "tokens_per_forward": g / f}
+            for name, (g, ms, f) in totals.items()}
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def markdown_table(results: dict[str, dict[str, Any]]) -> str:
+    lines = [
+        "| model | B | planning L2 avg 1-4 s (m) | plans parsed | QA accuracy | detection mAP (COCO) |"
+        " decode tokens/s | tokens / forward |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in ROWS:
+        r = results.get(row.key)
+        if r is None:
+            continue
+        lines.append(
+            f"| {row.label} | {row.block_size} | {_fmt(r['planning_l2'])} | {_fmt(r['planning_parse_rate'], 2)} |"
+            f" {_fmt(r['qa_accuracy'], 2)} | {_fmt(r['detection_map'])} | {_fmt(r['decode_tokens_per_second'], 1)} |"
+            f" {_fmt(r['tokens_per_forward'], 2)} |"
+        )
+    return "\n".join(lines)
+
+
+def plot_results(results: dict[str, dict[str, Any]], images: Path) -> list[Path]:
+    """tokens/s and L2 per row (bar charts) under ``images``."""
+    from wamdiff2_ros.training.plots import _pyplot
+
+    plt = _pyplot()
+    rows = [r for r in ROWS if r.key in results and not r.key.startswith("small")]
+    if not rows:
+        return []
+    names = [r.label.split(",")[0] + ("" if r.key in ("ar", "b4", "b8", "b16") else r.key.replace("b32", "")) for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    axes[0].bar(names, [results[r.key]["decode_tokens_per_second"] for r in rows], color="tab:blue")
+    axes[0].set_ylabel("decode tokens/s (CPU, fast engine)")
+    axes[1].bar(names, [results[r.key]["planning_l2"] for r in rows], color="tab:orange")
+    axes[1].set_ylabel("planning L2 avg 1-4 s (m)")
+    for ax in axes:
+        ax.tick_params(axis="x", rotation=30, labelsize=7)
+    fig.tight_layout()
+    images.mkdir(parents=True, exist_ok=True)
+    path = images / "training_ladder_results.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return [path]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", default="runs", help="folder holding the ladder's output dirs")
+    parser.add_argument("--heldout", default="runs/data/synth-heldout", help="held-out synthetic dataset root")
+    parser.add_argument("--limit", type=int, default=30, help="samples per task")
+    parser.add_argument("--only", nargs="*", default=None, help="row keys to (re)evaluate")
+    parser.add_argument("--force", action="store_true", help="re-evaluate rows already in results.json")
+    parser.add_argument("--out", default=None, help="write the markdown table here (e.g. docs/RESULTS.md)")
+    parser.add_argument("--images", default="docs/images")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from wamdiff2_ros.model.loader import ModelLoadError, load_model
+
+    torch.set_num_threads(1)
+    runs = Path(args.runs)
+    store = runs / "results.json"
+    results: dict[str, Any] = json.loads(store.read_text()) if store.is_file() else {}
+    samples = None
+    for row in ROWS:
+        if args.only is not None and row.key not in args.only:
+            continue
+        if row.key in results and not args.force:
+            continue
+        path = runs / row.checkpoint
+        if not (path / "config.json").is_file():
+            print(f"skip {row.key}: no checkpoint at {path}")
+            continue
+        try:
+            vla = load_model(path, block_size=row.block_size)
+        except ModelLoadError as exc:
+            print(f"skip {row.key}: {exc}", file=sys.stderr)
+            continue
+        if samples is None:
+            samples = pick(heldout_rows(vla, args.heldout, runs / "cache"), args.limit)
+        start = time.perf_counter()
+        result = evaluate_model(vla, samples, row.block_size)
+        result["eval_wall_s"] = time.perf_counter() - start
+        result["checkpoint"] = str(path)
+        results[row.key] = result
+        store.write_text(json.dumps(results, indent=2) + "\n")
+        print(f"{row.key}: L2 {result['planning_l2']:.3f}  parsed {result['planning_parse_rate']:.2f}  "
+              f"QA {result['qa_accuracy']:.2f}  mAP {result['detection_map']:.3f}  "
+              f"{result['decode_tokens_per_second']:.1f} tok/s  {result['tokens_per_forward']:.2f} tok/fwd")
+    print(markdown_table(results))
+    if args.images:
+        plot_results(results, Path(args.images))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out + ".table").write_text(markdown_table(results) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
