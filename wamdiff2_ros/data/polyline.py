@@ -17,7 +17,11 @@ class Polyline:
         pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
         if len(pts) >= 2:
             keep = np.ones(len(pts), dtype=bool)
-            keep[1:] = np.linalg.norm(np.diff(pts, axis=0), axis=1) > 1e-6
+            # drop near-duplicate points (joints of lanes): they would make headings and curvature explode
+            keep[1:] = np.linalg.norm(np.diff(pts, axis=0), axis=1) > 0.05
+            if not keep[-1] and keep.sum() >= 2:
+                keep[np.nonzero(keep)[0][-1]] = False
+                keep[-1] = True
             pts = pts[keep]
         if len(pts) < 2:
             raise ValueError("a polyline needs at least two distinct points")

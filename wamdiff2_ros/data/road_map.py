@@ -37,7 +37,7 @@ __all__ = [
 MAP_FORMAT = "wamdiff2-synthetic-map-v1"
 LANE_WIDTH = 3.5
 SIDEWALK_WIDTH = 2.5
-INTERSECTION_HALF_SIZE = 7.0
+INTERSECTION_HALF_SIZE = 9.0
 ARM_LENGTH = 45.0
 STOP_LINE_SETBACK = 3.6  # stop line distance before the intersection box (crosswalk in between)
 SIGNAL_STATES = ("green", "yellow", "red")
@@ -100,7 +100,7 @@ class Intersection:
     half_size: float = INTERSECTION_HALF_SIZE
     green_s: tuple[float, float] = (12.0, 10.0)
     yellow_s: float = 3.0
-    all_red_s: float = 1.5
+    all_red_s: float = 2.5
     offset_s: float = 0.0
 
     def __post_init__(self) -> None:
@@ -131,6 +131,16 @@ class Intersection:
         if local < self.green_s[active] + self.yellow_s:
             return "yellow"
         return "red"
+
+    def yellow_remaining(self, axis: int, time_s: float) -> float:
+        """Seconds of yellow left for ``axis`` at ``time_s`` (0 when not yellow)."""
+        t = (time_s + self.offset_s) % self.cycle_s
+        phase0 = self.green_s[0] + self.yellow_s + self.all_red_s
+        active = 0 if t < phase0 else 1
+        local = t if active == 0 else t - phase0
+        if axis != active or not self.green_s[active] <= local < self.green_s[active] + self.yellow_s:
+            return 0.0
+        return self.green_s[active] + self.yellow_s - local
 
     def contains(self, xy: np.ndarray, margin: float = 0.0) -> np.ndarray:
         q = np.asarray(xy, dtype=np.float64) - self.center

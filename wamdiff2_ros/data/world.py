@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from bisect import bisect_right
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,14 +152,26 @@ class LanePath:
         self.poly = Polyline(np.concatenate(pts))
         self.lane_ids = list(lane_ids)
         self.stops: list[tuple[float, int, int]] = []
+        #: connectors on the path: (s at entry, s at exit, intersection, approach arm, turn, lane id)
+        self.turns: list[tuple[float, float, int, int, str, int]] = []
         s_end = 0.0
         self.lane_ends: list[float] = []
         for i in lane_ids:
             lane = road_map.lanes[i]
+            s_start = s_end
             s_end += lane.polyline.length
             self.lane_ends.append(s_end)
+            if lane.kind == "connector":
+                self.turns.append((s_start, s_end, lane.intersection, lane.approach_arm, lane.turn, lane.id))
             if lane.kind == "lane" and lane.intersection >= 0:
                 self.stops.append((s_end - STOP_LINE_SETBACK, lane.intersection, lane.approach_arm))
+        #: lane after the connector that follows each stop line (-1 if the path ends first)
+        self.stop_exits: list[int] = []
+        for k, lane_id in enumerate(self.lane_ids):
+            lane = road_map.lanes[lane_id]
+            if lane.kind == "lane" and lane.intersection >= 0:
+                self.stop_exits.append(self.lane_ids[k + 2] if k + 2 < len(self.lane_ids) else -1)
+        self.lane_starts = [0.0, *self.lane_ends[:-1]]
         # curvature for speed limits
         dh = np.diff(self.poly.headings_unwrapped)
         ds = np.maximum(np.diff(self.poly.s), 1e-6)
@@ -168,6 +181,11 @@ class LanePath:
         self.dense = self.poly.interpolate(np.arange(0.0, self.poly.length, _DENSE_STEP))
         idx = np.clip(np.searchsorted(self.poly.s, self.dense_s), 0, len(self.smooth_curvature) - 1)
         self.v_curve_sq = _LATERAL_ACCEL / np.maximum(self.smooth_curvature[idx], 1e-6)
+
+    def lane_at(self, s: float) -> tuple[int, float]:
+        """(lane id, arc length within that lane) at path arc length ``s``."""
+        k = min(bisect_right(self.lane_ends, s), len(self.lane_ids) - 1)
+        return self.lane_ids[k], s - self.lane_starts[k]
 
     @property
     def dense_s(self) -> np.ndarray:
@@ -258,6 +276,7 @@ class World:
         self._pedestrians: list[_Pedestrian] = []
         self._next_agent = 0
         self._renderer = None
+        self._conflicts = _connector_conflicts(self.map)
         route_path = LanePath(self.map, self.map.route)
         self.ego = _Ego(
             path=route_path,
@@ -402,23 +421,108 @@ class World:
         inter = self.map.intersections[intersection]
         return inter.signal_state(arm % 2, self.time_s)
 
-    def _stop_line_gap(self, path: LanePath, s: float, front_offset: float, speed: float) -> float:
-        """Distance from the front bumper to the first stop line ahead whose signal says stop (inf if none)."""
+    def _occupancy(self) -> dict[int, tuple[float, float]]:
+        """Per lane: (rear of the last vehicle measured from the lane start, its speed).
+
+        A vehicle on a connector occupies the start of the lane the connector leads to.
+        """
+        out: dict[int, tuple[float, float]] = {}
+        for mover in [self.ego, *self._vehicles]:
+            rear = EGO_LENGTH / 2 - EGO_REAR_AXLE_TO_CENTER if mover is self.ego else mover.length / 2
+            lane_id, s_in = mover.path.lane_at(mover.s)
+            lane = self.map.lanes[lane_id]
+            if lane.kind == "connector":
+                lane_id, s_in, rear = lane.successors[0], 0.0, 0.0
+            value = (s_in - rear, mover.speed)
+            if lane_id not in out or value[0] < out[lane_id][0]:
+                out[lane_id] = value
+        return out
+
+    def _stop_line_gap(self, path: LanePath, s: float, front_offset: float, speed: float, length: float,
+                       occupancy: dict[int, tuple[float, float]]) -> float:
+        """Distance from the front bumper to the first stop line ahead where the vehicle must wait (inf if none).
+
+        It waits for red (and yellow when it can still stop comfortably) and, on green, when the lane
+        behind the intersection has no room for it (don't block the box).
+        """
         best = math.inf
-        for s_stop, inter, arm in path.stops:
+        for (s_stop, inter, arm), exit_lane in zip(path.stops, path.stop_exits, strict=True):
             dist = s_stop - s - front_offset
             if dist < -0.5 or dist > 80.0:
                 continue
             state = self._signal(inter, arm)
-            if state == "green":
-                continue
-            if state == "yellow" and dist < speed * speed / (2 * 3.0) + 1.0:
-                continue  # too close to stop comfortably: clear the intersection
-            best = min(best, max(dist, 0.05))
-            break
+            must_stop = state == "red"
+            if state == "yellow":
+                # go only if the stop line is reached while still yellow, or stopping is impossible
+                remaining = self.map.intersections[inter].yellow_remaining(arm % 2, self.time_s)
+                must_stop = dist > speed * remaining and dist > speed * speed / (2 * 6.0)
+            if not must_stop and dist < 25.0 and exit_lane in occupancy:
+                room, other_speed = occupancy[exit_lane]
+                must_stop = room < length + 3.0 and other_speed < 3.0
+            if must_stop:
+                best = max(dist, 0.05)
+                break
         if path is self.ego.path:
             best = min(best, max(path.length - s - front_offset, 0.05))
         return best
+
+    def _rear(self, mover: _Vehicle | _Ego) -> float:
+        """Reference point -> rear bumper along the path."""
+        return EGO_LENGTH / 2 - EGO_REAR_AXLE_TO_CENTER if mover is self.ego else mover.length / 2
+
+    def _approaches(self) -> tuple[dict[tuple[int, int], list[tuple[str, float, float]]], dict[int, list[int]]]:
+        """Traffic at intersections.
+
+        Returns (approaching, occupied): vehicles within 60 m of their next connector by (intersection,
+        approach arm) as (turn, metres from front bumper to the connector, speed), negative while on it;
+        and the connectors with a vehicle on them (``id(mover)`` is not needed: a list of connector ids
+        per occupying vehicle, keyed by the vehicle's index, 0 = ego).
+        """
+        approaching: dict[tuple[int, int], list[tuple[str, float, float]]] = {}
+        occupied: dict[int, list[int]] = {}
+        for index, mover in enumerate([self.ego, *self._vehicles]):
+            front_s = mover.s + self._front(mover)
+            rear_s = mover.s - self._rear(mover)
+            for s_in, s_out, inter, arm, turn, lane_id in mover.path.turns:
+                if rear_s > s_out:
+                    continue  # has left this connector
+                if front_s > s_in:
+                    occupied.setdefault(index, []).append(lane_id)
+                if s_in - front_s < 60.0:
+                    approaching.setdefault((inter, arm), []).append((turn, s_in - front_s, mover.speed))
+                break
+        return approaching, occupied
+
+    def _yield_gap(self, index: int, mover: _Vehicle | _Ego, front: float,
+                   traffic: tuple[dict[tuple[int, int], list[tuple[str, float, float]]], dict[int, list[int]]]) -> float:
+        """Right of way at intersections: wait before entering while a conflicting connector is occupied,
+        and turn left only through a gap in the opposing traffic (permissive left)."""
+        approaching, occupied = traffic
+        front_s = mover.s + front
+        for s_in, s_out, inter, arm, turn, lane_id in mover.path.turns:
+            if front_s > s_in + 0.5:
+                if front_s < s_out:
+                    return math.inf  # committed inside the intersection
+                continue
+            if s_in - front_s > 40.0:
+                return math.inf
+            wait_at = s_in - front_s - 0.3  # the intersection's edge
+            s_stop = s_in - STOP_LINE_SETBACK
+            if front_s < s_stop - 0.3:
+                wait_at = s_stop - front_s  # the stop line
+            conflicts = self._conflicts.get(lane_id, set())
+            for other, lanes in occupied.items():
+                if other != index and any(c in conflicts for c in lanes):
+                    return max(wait_at, 0.05)
+            if turn == "left":
+                for other_turn, other_dist, other_speed in approaching.get((inter, (arm + 2) % 4), []):
+                    if other_turn == "left":
+                        continue
+                    if other_dist < 0.0 or other_dist / max(other_speed, 0.5) < 4.5:
+                        # pull up to the intersection and wait there (leaves on yellow when the stream stops)
+                        return max(s_in - front_s - 0.3, 0.05)
+            return math.inf
+        return math.inf
 
     def _speed_limit(self, path: LanePath, s: float, desired: float) -> float:
         """Desired speed capped so that curves ahead can be taken at <= 2.2 m/s^2 lateral acceleration."""
@@ -502,14 +606,18 @@ class World:
         if not self.ego.external:
             movers.append((0, self.ego))
         movers += [(i + 1, v) for i, v in enumerate(self._vehicles)]
+        traffic = self._approaches()
+        occupancy = self._occupancy()
         if movers:
             # pedestrians keep to the sidewalks (>= 3 m from any lane centre): only vehicles can block a lane
             nv = 1 + len(self._vehicles)
             gaps, lead_speeds = self._corridor_gaps(movers, xy[:nv], half[:nv], agent_speed[:nv], heading[:nv])
-        for k, (_index, mover) in enumerate(movers):
+        for k, (index, mover) in enumerate(movers):
             front = self._front(mover)
             gap, lead_speed = gaps[k], lead_speeds[k]
-            stop = self._stop_line_gap(mover.path, mover.s, front, mover.speed)
+            length = EGO_LENGTH if mover is self.ego else mover.length
+            stop = min(self._stop_line_gap(mover.path, mover.s, front, mover.speed, length, occupancy),
+                       self._yield_gap(index, mover, front, traffic))
             if stop < gap:
                 gap, lead_speed = stop, 0.0
             v0 = self._speed_limit(mover.path, mover.s, mover.desired_speed)
@@ -720,6 +828,28 @@ class World:
             cam = PinholeCamera.from_calibration(name, cal, size)
             out[name] = self.renderer.render(cam, pose, boxes, states)
         return out
+
+
+def _connector_conflicts(road_map: RoadMap, clearance: float = 3.2) -> dict[int, set[int]]:
+    """For each connector, the connectors of its intersection that pass within ``clearance`` m of it
+    (crossing or merging paths), except those leaving the same lane (they just diverge)."""
+    by_inter: dict[int, list] = {}
+    for lane in road_map.lanes.values():
+        if lane.kind == "connector":
+            by_inter.setdefault(lane.intersection, []).append(lane)
+    out: dict[int, set[int]] = {}
+    for lanes in by_inter.values():
+        pts = [lane.polyline.resample(0.5) for lane in lanes]
+        for i, a in enumerate(lanes):
+            for j in range(i + 1, len(lanes)):
+                b = lanes[j]
+                if a.approach_arm == b.approach_arm:
+                    continue
+                d = np.sqrt(((pts[i][:, None, :] - pts[j][None, :, :]) ** 2).sum(-1)).min()
+                if d < clearance:
+                    out.setdefault(a.id, set()).add(b.id)
+                    out.setdefault(b.id, set()).add(a.id)
+    return out
 
 
 def _corners_2d(box: AgentBox) -> np.ndarray:
