@@ -3,7 +3,7 @@
 #   synthetic NAVSIM logs -> stage 0 AR (tiny and small) -> stage I B=1->4->8->16->32 (both)
 #   -> stage II block distillation (tiny, B=4 teacher -> B=32) -> stage III model distillation
 #   (small B=32 -> tiny B=32) -> held-out evaluation -> docs/RESULTS.md (+ docs/images/ plots).
-# Usage: tools/reproduce.sh [all|data|train|eval]   (env: PY, RUNS, NPROC, EVAL_LIMIT, SHIP=1 copies checkpoints)
+# Usage: tools/reproduce.sh [all|data|train|eval|tiny|small|final]   (env: PY, RUNS, NPROC, EVAL_LIMIT, SHIP=1 copies checkpoints)
 # The small-teacher chain runs concurrently with the tiny chain (two single-thread processes).
 # NPROC>1 runs every stage under torchrun (DDP, gloo on CPU, NCCL on GPU).
 set -euo pipefail
@@ -77,8 +77,11 @@ PYEOF
   local small=$!
   tiny_chain 2>&1 | tee "$RUNS/logs/tiny_chain.log"
   wait "$small" || { echo "small chain failed, see $RUNS/logs/small_chain.log"; exit 1; }
-  mapfile -t p < <(paths tiny-b32-final tiny-b32-distill small-b32); train distill-model distill_model.yaml "${p[@]}" \
-    2>&1 | tee -a "$RUNS/logs/tiny_chain.log"
+  final_stage 2>&1 | tee -a "$RUNS/logs/tiny_chain.log"
+}
+
+final_stage() {  # stage III: the small B=32 model teaches the tiny B=32 student
+  mapfile -t p < <(paths tiny-b32-final tiny-b32-distill small-b32); train distill-model distill_model.yaml "${p[@]}"
 }
 
 evaluate() {
@@ -92,7 +95,10 @@ evaluate() {
 case "$PHASE" in
   data) data ;;
   train) train_all ;;
+  tiny) tiny_chain ;;    # the parts of `train`, one at a time
+  small) small_chain ;;
+  final) final_stage ;;
   eval) evaluate ;;
   all) data; train_all; evaluate ;;
-  *) echo "usage: $0 [all|data|train|eval]"; exit 2 ;;
+  *) echo "usage: $0 [all|data|train|eval|tiny|small|final]"; exit 2 ;;
 esac

@@ -90,3 +90,22 @@ def test_resume_continues_exactly(ladder, make_config):
     for (name, a), b in zip(straight.vla.model.state_dict().items(), second.vla.model.state_dict().values(), strict=True):
         assert torch.allclose(a, b, atol=1e-6), name
     assert [round(r["loss"], 5) for r in straight.history] == [round(r["loss"], 5) for r in second.history]
+
+
+def test_heldout_scoring_and_shipping(ladder, tmp_path):
+    """The results table scores all three tasks of a trained model; shipping copies model files with a card."""
+    from wamdiff2_ros.training.results import evaluate_model, markdown_table, pick
+    from wamdiff2_ros.training.ship import card, copy_model
+
+    cfg, result = ladder["b4"]
+    samples = pick(TokenizedDataset.build(cfg.data, result.vla, cfg.data.cache_dir, progress=False).rows, 1)
+    scores = evaluate_model(result.vla, samples, 4, max_new_tokens=8, progress=False)
+    assert scores["samples"] == {"planning": 1, "understanding": 1, "perception": 1}
+    assert scores["planning_l2"] >= 0 and 0 <= scores["qa_accuracy"] <= 1 and 0 <= scores["detection_map"] <= 1
+    assert scores["tokens_per_forward"] > 0 and scores["decode_tokens_per_second"] > 0
+    assert "| B=4, stage I | 4 |" in markdown_table({"b4": scores})
+    shipped = copy_model(result.output_dir, tmp_path / "ship")
+    assert (shipped / "model.safetensors").is_file() and not (shipped / "checkpoint").exists()
+    assert load_model(shipped).block_size == 4
+    text = card("x", "tiny-b4", ladder["root"], scores, "a test model")
+    assert "planning L2" in text and "load_model" in text

@@ -228,6 +228,115 @@ def plot_results(results: dict[str, dict[str, Any]], images: Path) -> list[Path]
     return [path]
 
 
+LADDER_RUNS = ("tiny-ar", "tiny-b4", "tiny-b8", "tiny-b16", "tiny-b32", "tiny-b32-distill", "tiny-b32-final")
+TEACHER_RUNS = ("small-ar", "small-b4", "small-b8", "small-b16", "small-b32")
+
+
+def plot_training(runs: Path, images: Path) -> list[Path]:
+    """Loss curves of the tiny ladder and of the small teacher's ladder (stages in sequence)."""
+    from wamdiff2_ros.training.engine import LOG_FILE, read_log
+    from wamdiff2_ros.training.plots import plot_ladder
+
+    out = []
+    for names, file, title in ((LADDER_RUNS, "training_ladder_loss.png", "tiny: stage 0 -> I -> II -> III"),
+                               (TEACHER_RUNS, "training_teacher_loss.png", "small teacher: stage 0 -> I")):
+        logs = {n: read_log(runs / n / LOG_FILE) for n in names}
+        if any(logs.values()):
+            out.append(plot_ladder(logs, images / file, title=title))
+    return out
+
+
+def _stage_table(runs: Path) -> str:
+    lines = ["| run | stage | B | steps | wall time (min) | final loss |", "|---|---|---|---|---|---|"]
+    for name in (*LADDER_RUNS[:-1], *TEACHER_RUNS, LADDER_RUNS[-1]):
+        path = runs / name / "train_summary.json"
+        if not path.is_file():
+            continue
+        s = json.loads(path.read_text())
+        lines.append(f"| {name} | {s['stage']} | {s['block_size']} | {s['steps']} | {s['wall_time_s'] / 60:.1f} |"
+                     f" {s['final_loss']:.4f} |")
+    return "\n".join(lines)
+
+
+def _targets(results: dict[str, Any]) -> list[str]:
+    ar = results.get("ar")
+    out = []
+    if ar is None:
+        return out
+    for key in ("b32", "b32_ii", "b32_iii"):
+        r = results.get(key)
+        if r is None:
+            continue
+        label = next(row.label for row in ROWS if row.key == key)
+        l2_ratio = r["planning_l2"] / ar["planning_l2"] if ar["planning_l2"] else float("nan")
+        speed_ratio = r["decode_tokens_per_second"] / ar["decode_tokens_per_second"]
+        out.append(
+            f"- {label}: L2 {l2_ratio:.2f}x the AR baseline's (target <= 1.10: "
+            f"{'met' if l2_ratio <= 1.10 else 'not met'}); decode tokens/s {speed_ratio:.2f}x AR's "
+            f"(target >= 3: {'met' if speed_ratio >= 3 else 'not met'})."
+        )
+    return out
+
+
+def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, images: Path) -> Path:
+    """docs/RESULTS.md: the setup, the per-stage training table, the results table, targets and plots."""
+    rel = lambda p: Path(p).relative_to(path.parent) if Path(p).is_relative_to(path.parent) else Path(p)  # noqa: E731
+    speed = results.get("_speed")
+    text = [
+        "# Results: the WAM-Diff2 ladder in miniature (synthetic data, CPU)",
+        "",
+        "The paper's table reproduced at toy scale: the `tiny` preset (2.1 M parameters, Qwen3-VL architecture)"
+        " trained from scratch on synthetic NAVSIM-format driving data, then converted to block diffusion by the"
+        " paper's three stages. Everything below was produced by `tools/reproduce.sh` (`make reproduce`) on a"
+        " shared 2-core CPU; step counts were cut to fit a two-hour session, so the absolute numbers are far"
+        " from converged and say little about the method at scale.",
+        "",
+        "## Setup",
+        "",
+        "- training data: `synthesize(runs/data/synth-train, num_logs=24, num_frames=60, seed=1, size=(256, 128))`:"
+        " 1176 scenes -> 3528 samples (planning, perception with the 2 nearest visible boxes, one understanding"
+        " question per scene), front camera at the preset's 8192-pixel budget (32 vision tokens), tokenised once.",
+        f"- held-out data: `synthesize(runs/data/synth-heldout, num_logs=4, num_frames=40, seed=2)` (other worlds);"
+        f" {limit} samples per task, evenly spread.",
+        "- decoding: fast engine, greedy, confidence threshold 0.9, step cap B, float32, one CPU thread; the"
+        " AR row is the same engine at B=1.",
+        "- metrics: planning L2 = mean of the 1, 2, 3, 4 s waypoint errors (answers that do not parse get the"
+        " agent's constant-velocity fallback, as the ROS node would drive); QA = exact match on the templated"
+        " understanding questions; detection = COCO mAP@[.5:.95] of the image boxes (pycocotools) against the"
+        " nearest 2 visible boxes.",
+        "",
+        "Commands:",
+        "",
+        "```bash",
+        "tools/reproduce.sh data     # synthetic train + held-out splits",
+        "tools/reproduce.sh train    # stage 0 (tiny, small) -> I (both) -> II -> III, see config/train/*.yaml",
+        ".venv/bin/python -m wamdiff2_ros.training.results"
+        f" --runs runs --heldout runs/data/synth-heldout --limit {limit} --speed 10 --out docs/RESULTS.md",
+        "```",
+        "",
+        "## Held-out table",
+        "",
+        markdown_table(results),
+        "",
+    ]
+    if speed:
+        text += ["Decode speed measured again with the models interleaved on the same planning prompts"
+                 " (`speed_comparison`, less sensitive to the machine's load than the per-row numbers above):", "",
+                 "| model | decode tokens/s | tokens / forward |", "|---|---|---|"]
+        text += [f"| {k} | {v['decode_tokens_per_second']:.1f} | {v['tokens_per_forward']:.2f} |" for k, v in speed.items()]
+        text.append("")
+    targets = _targets(results)
+    if targets:
+        text += ["## Targets of the issue", "", *targets, ""]
+    text += ["## Training runs", "", _stage_table(runs), ""]
+    for name in ("training_ladder_loss.png", "training_teacher_loss.png", "training_ladder_results.png"):
+        if (images / name).is_file():
+            text += [f"![{name}]({rel(images / name)})", ""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(text))
+    return path
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="runs", help="folder holding the ladder's output dirs")
@@ -237,6 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="re-evaluate rows already in results.json")
     parser.add_argument("--out", default=None, help="write the markdown table here (e.g. docs/RESULTS.md)")
     parser.add_argument("--images", default="docs/images")
+    parser.add_argument("--speed", type=int, default=0, help="also time AR vs B=32 interleaved on this many prompts")
     args = parser.parse_args(argv)
 
     import torch
@@ -273,12 +383,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{row.key}: L2 {result['planning_l2']:.3f}  parsed {result['planning_parse_rate']:.2f}  "
               f"QA {result['qa_accuracy']:.2f}  mAP {result['detection_map']:.3f}  "
               f"{result['decode_tokens_per_second']:.1f} tok/s  {result['tokens_per_forward']:.2f} tok/fwd")
-    print(markdown_table(results))
-    if args.images:
-        plot_results(results, Path(args.images))
+    if args.speed and "ar" in results:
+        names = {"AR (B=1)": ("tiny-ar", 1)}
+        for key, label in (("b32", "B=32 stage I"), ("b32_ii", "B=32 stage II"), ("b32_iii", "B=32 stage III")):
+            if key in results:
+                row = next(r for r in ROWS if r.key == key)
+                names[label] = (str(runs / row.checkpoint), 32)
+        names["AR (B=1)"] = (str(runs / "tiny-ar"), 1)
+        samples = samples or pick(heldout_rows(load_model(runs / "tiny-ar"), args.heldout, runs / "cache"), args.limit)
+        results["_speed"] = speed_comparison(names, samples["planning"][: args.speed])
+        store.write_text(json.dumps(results, indent=2) + "\n")
+    table = {k: v for k, v in results.items() if not k.startswith("_")}
+    print(markdown_table(table))
+    images = Path(args.images)
+    plot_results(table, images)
+    plot_training(runs, images)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out + ".table").write_text(markdown_table(results) + "\n")
+        write_markdown(results, runs, Path(args.out), args.limit, images)
     return 0
 
 
