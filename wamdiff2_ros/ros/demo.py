@@ -45,7 +45,7 @@ def demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, default=45.0, help="how long to run (default 45)")
     parser.add_argument("--out", default="demo_out", help="output folder (bag, summary.json, bev.png, logs)")
     parser.add_argument("--mode", choices=("replay", "closed-loop"), default="replay")
-    parser.add_argument("--model", default="", help="checkpoint dir; default: the shipped checkpoint")
+    parser.add_argument("--model", default="", help="checkpoint dir or preset:tiny; default: the shipped checkpoint")
     parser.add_argument("--tasks", default="planning,perception,understanding")
     parser.add_argument("--cameras", default="CAM_F0", help="comma-separated NAVSIM camera names")
     parser.add_argument("--block-size", type=int, default=0, help="0 = the checkpoint's block size")
@@ -55,6 +55,8 @@ def demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _model_settings(model: str) -> tuple[str, str, int]:
     """(model_path parameter, label, block size) for the demo's model choice."""
+    if model.startswith("preset:"):
+        return model, f"{model} (random weights)", 32
     if model:
         path = Path(model)
         if not (path / "config.json").is_file():
