@@ -68,7 +68,7 @@ def test_scenes_future_trajectory_matches_generator(dataset):
     log = next(t for t in truth if t.log_name == scene.metadata.log_name)
     x0, y0, h0 = log.ego_poses[3]
     expected = []
-    for x, y, h in log.ego_poses[4:12]:
+    for x, y, _h in log.ego_poses[4:12]:
         dx, dy = x - x0, y - y0
         expected.append((math.cos(h0) * dx + math.sin(h0) * dy, -math.sin(h0) * dx + math.cos(h0) * dy))
     assert np.allclose(scene.future_trajectory()[:, :2], expected, atol=1e-9)
