@@ -1,1 +1,38 @@
-"""NAVSIM-format data: safe log reader, synthetic driving world, multi-task samples."""
+"""NAVSIM-format data: safe log reader, synthetic driving world, multi-task samples.
+
+Light on import: names below load their module on first use (no cv2, torch or rclpy
+at import time). See ``README.md`` in this folder for the on-disk layout.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "safe_load_pickle": "pickle_safe",
+    "UnsafePickleError": "pickle_safe",
+    "NavsimLogs": "navsim",
+    "Scene": "navsim",
+    "Frame": "navsim",
+    "LogFormatError": "navsim",
+    "load_log": "navsim",
+    "CAMERA_NAMES": "navsim",
+    "World": "world",
+    "WorldConfig": "world",
+    "RoadMap": "road_map",
+    "synthesize": "synth",
+    "Sample": "samples",
+    "planning_sample": "samples",
+    "perception_sample": "samples",
+    "understanding_samples": "samples",
+    "to_conversation": "samples",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
