@@ -180,12 +180,14 @@ def _lidar2ego(frame: Frame) -> tuple[np.ndarray, np.ndarray]:
     return np.eye(3), np.zeros(3)
 
 
-_SIZE_CACHE: dict[tuple[str, str], tuple[int, int]] = {}
+_SIZE_CACHE: dict[tuple[str, float, float], tuple[int, int]] = {}
 
 
 def _image_size(frame: Frame, cam: str) -> tuple[int, int]:
     camera = frame.cameras[cam]
-    key = (frame.log_name, cam)
+    # one size per camera folder and calibration (a log's images of one camera share it)
+    folder = str(camera.image_path.parent) if camera.image_path is not None else f"{frame.log_name}/{cam}"
+    key = (folder, float(camera.intrinsics[0, 2]), float(camera.intrinsics[1, 2]))
     if key not in _SIZE_CACHE:
         size = None
         if camera.image_path is not None and camera.image_path.is_file():
