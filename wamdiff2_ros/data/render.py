@@ -319,6 +319,11 @@ class Renderer:
             start = end
 
     def _draw_lamps(self, img: np.ndarray, cam: PinholeCamera, face: np.ndarray, state: str) -> None:
+        # lamps sit under visors: visible only within ~60 degrees of the head's facing direction
+        normal = np.cross(face[1] - face[0], face[2] - face[0])
+        center = face.mean(axis=0)
+        if -float(normal @ center) < 0.5 * float(np.linalg.norm(normal) * np.linalg.norm(center)):
+            return
         lower = _FACES[1] < 4
         bottom = face[lower].mean(axis=0)
         top = face[~lower].mean(axis=0)
