@@ -108,7 +108,7 @@ class Driver:
         msg.twist.twist.linear.x, msg.twist.twist.linear.y = vx, vy
         self.odom_pub.publish(msg)
 
-    def trajectory_for(self, stamp: int, timeout: float = 30.0):
+    def trajectory_for(self, stamp: int, timeout: float = 60.0):
         from wamdiff2_ros.ros.msg_utils import stamp_to_ns
 
         def find():

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from wamdiff2_ros.model.codecs import waypoint_headings  # noqa: F401  (re-exported for bag users)
+
 PACKAGE = "wamdiff2_ros"
 TRAJECTORY_TYPE = "wamdiff2_ros/msg/Trajectory"
 DETECTION_ARRAY_TYPE = "wamdiff2_ros/msg/DetectionArray"
@@ -106,18 +108,6 @@ def _as_waypoints(waypoints: Any) -> np.ndarray:
     if array.shape[1] == 2:
         array = np.concatenate([array, waypoint_headings(array)[:, None]], axis=1)
     return array
-
-
-def waypoint_headings(xy: np.ndarray) -> np.ndarray:
-    """Headings of a path of (x, y) points from the ego origin: direction of travel into each point."""
-    xy = np.asarray(xy, dtype=np.float64)
-    prev = np.vstack([np.zeros((1, 2)), xy[:-1]])
-    delta = xy - prev
-    heading = np.arctan2(delta[:, 1], delta[:, 0])
-    still = np.hypot(delta[:, 0], delta[:, 1]) < 1e-6
-    for i in np.flatnonzero(still):
-        heading[i] = heading[i - 1] if i > 0 else 0.0
-    return heading
 
 
 def trajectory_message(

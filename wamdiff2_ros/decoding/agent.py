@@ -65,26 +65,10 @@ class AgentOutput:
         return [f"{t.task}: {t.error}" for t in self.tasks.values() if t.error]
 
 
-def waypoint_times() -> np.ndarray:
-    """Times of the planned waypoints relative to the input stamp (0.5 ... 4.0 s)."""
-    return codecs.WAYPOINT_INTERVAL_S * np.arange(1, codecs.NUM_WAYPOINTS + 1)
-
-
-def headings_from_positions(xy: np.ndarray) -> np.ndarray:
-    """Heading of each waypoint from the segment that reaches it (starting at the origin)."""
-    xy = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
-    deltas = np.diff(np.vstack([np.zeros((1, 2)), xy]), axis=0)
-    headings = np.arctan2(deltas[:, 1], deltas[:, 0])
-    still = np.hypot(deltas[:, 0], deltas[:, 1]) < 1e-3
-    for i in np.flatnonzero(still):  # standing still: keep the previous heading
-        headings[i] = headings[i - 1] if i > 0 else 0.0
-    return headings
-
-
 def constant_velocity_trajectory(ego: EgoStatus) -> np.ndarray:
     """Fallback plan: keep the current ego-frame velocity for 4 s; (8, 3) x, y, heading."""
     vx, vy = ego.velocity if ego.is_finite() else (0.0, 0.0)
-    t = waypoint_times()
+    t = codecs.waypoint_times()
     xy = np.stack([vx * t, vy * t], axis=1)
     heading = math.atan2(vy, vx) if math.hypot(vx, vy) > 1e-3 else 0.0
     return np.concatenate([xy, np.full((len(t), 1), heading)], axis=1)
@@ -155,7 +139,7 @@ class DrivingAgent:
         plan = outputs.get("planning")
         if plan is not None and plan.value is not None:
             xy = np.asarray(plan.value.waypoints, dtype=np.float64)
-            trajectory = np.concatenate([xy, headings_from_positions(xy)[:, None]], axis=1)
+            trajectory = np.concatenate([xy, codecs.waypoint_headings(xy)[:, None]], axis=1)
             valid, source, confidence = True, "model", plan.confidence
         else:
             reason = "no_planning_task" if plan is None else "unparsable_answer"

@@ -243,6 +243,21 @@ def waypoint_times() -> np.ndarray:
     return WAYPOINT_INTERVAL_S * np.arange(1, NUM_WAYPOINTS + 1, dtype=np.float64)
 
 
+def waypoint_headings(xy: np.ndarray) -> np.ndarray:
+    """Heading of each waypoint of a path from the ego origin: the direction of travel into it.
+
+    A waypoint that does not move from the previous one keeps the previous heading
+    (0 for the first), so a standing vehicle does not spin.
+    """
+    xy = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+    delta = np.diff(np.vstack([np.zeros((1, 2)), xy]), axis=0)
+    heading = np.arctan2(delta[:, 1], delta[:, 0])
+    still = np.hypot(delta[:, 0], delta[:, 1]) < 1e-6
+    for i in np.flatnonzero(still):
+        heading[i] = heading[i - 1] if i > 0 else 0.0
+    return heading
+
+
 # --------------------------------------------------------------------------- helpers
 
 

@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from wamdiff2_ros.decoding.agent import AgentOutput, waypoint_times
+from wamdiff2_ros.decoding.agent import AgentOutput
+from wamdiff2_ros.model.codecs import waypoint_times
 from wamdiff2_ros.ros.msg_utils import fill_stamp
 
 FRAME_ID = "base_link"
