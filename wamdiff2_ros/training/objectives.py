@@ -4,7 +4,13 @@ Every objective takes a :class:`~wamdiff2_ros.model.loader.WamDiff2` (its ``mode
 be wrapped in DistributedDataParallel), a batch of cached prompts and responses, and
 returns a scalar loss plus float metrics for the log.
 
-- ``ar`` (stage 0, B=1): shifted cross-entropy over ``[prefix | response]``.
+- ``ar`` (stage 0, B=1): autoregressive training in the form the decoders read it. The
+  engines decode B=1 as one ``[MASK]`` slot per step whose own logits give the token
+  (no logit shift, like every other block size), so stage 0 trains exactly that:
+  ``[prefix | clean | all-mask]`` at B=1, cross-entropy at every response slot
+  (the t=1 case of the diffusion loss). Each slot sees the prompt, the clean tokens
+  before it and itself, i.e. next-token prediction. The shifted causal-LM loss of a
+  transformers checkpoint (``model.forward.ar_forward``) would not match these decoders.
 - ``diffusion`` (stage I): the response is padded with the end token to whole blocks;
   one noise level t per block (stratified); masked positions get cross-entropy
   weighted by 1/t, no logit shift (:func:`~wamdiff2_ros.model.losses.masked_diffusion_loss`).
@@ -21,19 +27,29 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 
-from wamdiff2_ros.model.forward import ar_forward, diffusion_forward
-from wamdiff2_ros.model.losses import add_block_noise, ar_loss, jsd_loss, masked_diffusion_loss, pad_response
+from wamdiff2_ros.model.forward import diffusion_forward
+from wamdiff2_ros.model.losses import add_block_noise, jsd_loss, masked_diffusion_loss, pad_response
 
 Batch = tuple[Sequence[dict[str, torch.Tensor]], Sequence[torch.Tensor]]
 
 
 def ar_objective(vla: Any, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
-    """Stage 0: next-token cross-entropy on the response tokens (the end token included)."""
+    """Stage 0: next-token cross-entropy at every response slot (B=1, every slot masked, no shift)."""
     prompts, responses = batch
-    logits, targets = ar_forward(vla, list(prompts), list(responses))
-    loss = ar_loss(logits, targets)
-    return loss, {"ce": float(loss.detach())}
+    clean = pad_response(list(responses), 1, vla.end_token_id)
+    noisy = torch.full_like(clean, int(vla.mask_token_id))
+    logits = diffusion_forward(vla, list(prompts), clean, noisy, block_size=1)
+    targets = clean.to(logits.device)
+    ce = F.cross_entropy(logits.float().transpose(1, 2), targets, reduction="none")
+    real = torch.zeros_like(targets, dtype=torch.bool)
+    for b, r in enumerate(responses):  # batch padding (end tokens after the end) is not trained at B=1
+        real[b, : r.shape[0]] = True
+    loss = (ce * real).sum() / real.sum()
+    with torch.no_grad():
+        acc = float(((logits.argmax(-1) == targets) & real).sum() / real.sum())
+    return loss, {"ce": float(loss.detach()), "token_acc": acc}
 
 
 def noisy_responses(vla: Any, responses: Sequence[torch.Tensor], block_size: int,

@@ -156,6 +156,15 @@ def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_siz
     }
 
 
+def constant_velocity_l2(samples: dict[str, list[dict[str, Any]]]) -> float:
+    """Planning L2 of the constant-velocity fallback alone (a model-free reference)."""
+    from wamdiff2_ros.evaluation.planning import l2_metrics
+
+    errors = [l2_metrics(_fallback(r), np.asarray(json.loads(r["meta"])["trajectory"])[:, :2])["l2_avg"]
+              for r in samples.get("planning", [])]
+    return float(np.mean(errors)) if errors else float("nan")
+
+
 def speed_comparison(checkpoints: dict[str, tuple[str, int]], samples: list[dict[str, Any]], *, repeats: int = 2,
                      max_new_tokens: int = 128) -> dict[str, dict[str, float]]:
     """Decode tokens/s of several checkpoints on the same planning prompts, interleaved (noisy machines)."""
@@ -325,6 +334,9 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
                  "| model | decode tokens/s | tokens / forward |", "|---|---|---|"]
         text += [f"| {k} | {v['decode_tokens_per_second']:.1f} | {v['tokens_per_forward']:.2f} |" for k, v in speed.items()]
         text.append("")
+    if "_constant_velocity_l2" in results:
+        text += [f"Reference without a model: the constant-velocity plan scores L2 {results['_constant_velocity_l2']:.3f} m"
+                 " on the same planning samples.", ""]
     targets = _targets(results)
     if targets:
         text += ["## Targets of the issue", "", *targets, ""]
@@ -392,6 +404,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         names["AR (B=1)"] = (str(runs / "tiny-ar"), 1)
         samples = samples or pick(heldout_rows(load_model(runs / "tiny-ar"), args.heldout, runs / "cache"), args.limit)
         results["_speed"] = speed_comparison(names, samples["planning"][: args.speed])
+        store.write_text(json.dumps(results, indent=2) + "\n")
+    if "_constant_velocity_l2" not in results and (runs / "tiny-ar" / "config.json").is_file():
+        samples = samples or pick(heldout_rows(load_model(runs / "tiny-ar"), args.heldout, runs / "cache"), args.limit)
+        results["_constant_velocity_l2"] = constant_velocity_l2(samples)
         store.write_text(json.dumps(results, indent=2) + "\n")
     table = {k: v for k, v in results.items() if not k.startswith("_")}
     print(markdown_table(table))
