@@ -29,6 +29,11 @@ def run_node(name: str, factory: Callable[[Any], Any], argv: list[str] | None = 
         code = 2
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        # SIGINT/SIGTERM shut the context down; a spin racing with it raises RCLError
+        # ("context is not valid"). That is a clean stop, anything else is not.
+        if node.context.ok():
+            raise
     finally:
         if obj is not None and hasattr(obj, "shutdown"):
             obj.shutdown()
