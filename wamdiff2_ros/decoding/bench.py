@@ -41,6 +41,10 @@ def decode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: cpu)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     parser.add_argument("--no-image", action="store_true", help="text-only prompts (default: one camera image each)")
+    parser.add_argument("--prompts", choices=("auto", "driving", "generic"), default="auto",
+                        help="driving: the model's real tasks (planning, perception, understanding questions) on "
+                             "front-camera frames of the synthetic world; generic: fixed short questions with noise "
+                             "images; auto: driving for checkpoints, generic for presets (default)")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: leave torch's default)")
     parser.add_argument("--json", required=True, help="where to write the JSON results")
     parser.add_argument("--plot", default=None, help="optional PNG: tokens/s and forwards/s against block size")
@@ -77,7 +81,29 @@ def load_bench_model(spec: str, device: str, dtype_name: str):
     return init_model(spec, seed=0, device=device, dtype=dtype), f"preset {spec} (random init, no checkpoint)"
 
 
-def make_prompts(vla, samples: int, batch: int, image: bool) -> list[dict]:
+def driving_questions(samples: int, seed: int = 0) -> list[tuple[str, list]]:
+    """(question, [front image]) pairs of the model's three tasks on synthetic-world frames, in rotation."""
+    from wamdiff2_ros.data.world import World
+    from wamdiff2_ros.model import codecs
+
+    world = World(seed)
+    out = []
+    for i in range(samples):
+        world.step(1.5)
+        ego = world.ego_state()
+        image = world.render(["CAM_F0"], (512, 256))["CAM_F0"]
+        kind = i % 3
+        if kind == 0:
+            question = codecs.planning_question(world.route_command(), (ego.vx, ego.vy), (ego.ax, ego.ay))
+        elif kind == 1:
+            question = codecs.perception_question()
+        else:
+            question = codecs.understanding_question("Is there a vehicle ahead of the ego vehicle in its lane?")
+        out.append((question, [image]))
+    return out
+
+
+def make_prompts(vla, samples: int, batch: int, image: bool, kind: str = "generic") -> list[dict]:
     """``samples`` prompts grouped into left-padded batches of ``batch``."""
     import numpy as np
     import torch
@@ -86,7 +112,10 @@ def make_prompts(vla, samples: int, batch: int, image: bool) -> list[dict]:
 
     rng = np.random.default_rng(0)
     singles = []
-    for i in range(samples):
+    if kind == "driving":
+        for question, images in driving_questions(samples):
+            singles.append(build_inputs(vla, question, images))
+    for i in range(samples if kind != "driving" else 0):
         question = DEFAULT_QUESTIONS[i % len(DEFAULT_QUESTIONS)]
         images = None
         if image and vla.processor is not None:
@@ -213,7 +242,9 @@ def decode(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     vla, description = load_bench_model(args.model, args.device, args.dtype)
     print(f"model: {description}; {vla.num_parameters() / 1e6:.1f} M parameters; device {args.device}, {args.dtype}")
-    prompts = make_prompts(vla, args.samples, args.batch, image=not args.no_image)
+    kind = args.prompts if args.prompts != "auto" else ("driving" if os.path.isdir(args.model) else "generic")
+    prompts = make_prompts(vla, args.samples, args.batch, image=not args.no_image, kind=kind)
+    print(f"prompts: {kind} ({args.samples})")
     rows, answers = [], {}
     for block in blocks:
         for spec in tqdm(specs, desc=f"B={block}", leave=False):
@@ -228,7 +259,7 @@ def decode(args: argparse.Namespace) -> int:
     report = {
         "model": description, "device": device_name, "dtype": args.dtype, "parity": parity,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "samples": args.samples, "batch": args.batch, "max_new_tokens": args.max_new_tokens,
+        "samples": args.samples, "prompts": kind, "batch": args.batch, "max_new_tokens": args.max_new_tokens,
         "confidence_threshold": args.threshold, "torch": torch.__version__, "rows": rows,
     }
     print(format_table(rows))

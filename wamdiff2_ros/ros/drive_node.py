@@ -50,6 +50,8 @@ PARAMS = [
     spec("stale_after_s", 2.0, "frames older than the newest stamp by this much are dropped", in_range(0.05, 600.0)),
     spec("ego_timeout_s", 1.0, "ego state older than this is reported missing", in_range(0.05, 60.0)),
     spec("max_pixels", 0, "vision budget per image in pixels; 0 = the model's default", in_range(0, 4096 * 4096)),
+    spec("torch_threads", 1, "CPU threads for torch (0 = torch's default); more threads than free cores "
+         "slows a small model down by orders of magnitude", in_range(0, 256)),
 ]
 
 
@@ -129,6 +131,10 @@ class DriveNode:
         )
         self.diag_pub = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.publish_diagnostics()
+        if self.p["torch_threads"]:
+            import torch
+
+            torch.set_num_threads(int(self.p["torch_threads"]))
         self.log.info("loading model ...")
         vla, self.model_label = resolve_model(self.p["model_path"], self.p["device"], self.p["dtype"])
         self.agent = DrivingAgent(
