@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from wamdiff2_ros.data.world import World
     from wamdiff2_ros.msg import Trajectory
-    from wamdiff2_ros.ros.demo import _model_settings
+    from wamdiff2_ros.ros.demo import model_settings
     from wamdiff2_ros.ros.image_conversion import rgb_to_image
     from wamdiff2_ros.ros.launching import NodeGroup, isolated_env
     from wamdiff2_ros.ros.msg_utils import fill_stamp, stamp_to_ns
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     cams = list(CAMERAS[: args.cameras])
     width, height = (int(v) for v in args.size.split("x"))
     frames = World(3).render(cams, (width, height))
-    model_path, model_label, block = _model_settings(args.model)
+    model_path, model_label, block = model_settings(args.model)
     env = isolated_env()
     out_dir = Path(args.json).parent
     group = NodeGroup(env, out_dir / "ros_latency_logs")

@@ -53,7 +53,7 @@ def demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=7)
 
 
-def _model_settings(model: str) -> tuple[str, str, int]:
+def model_settings(model: str) -> tuple[str, str, int]:
     """(model_path parameter, label, block size) for the demo's model choice."""
     if model.startswith("preset:"):
         return model, f"{model} (random weights)", 32
@@ -121,7 +121,7 @@ def demo(args: argparse.Namespace) -> int:
         elif target.exists():
             target.unlink()
     out.mkdir(parents=True, exist_ok=True)
-    model_path, model_label, trained_block = _model_settings(args.model)
+    model_path, model_label, trained_block = model_settings(args.model)
     block_size = args.block_size or trained_block
     cameras = [c.strip() for c in args.cameras.split(",") if c.strip()]
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
