@@ -48,7 +48,7 @@ PARAMS = [
     spec("sync_slop_s", 0.05, "camera stamps within this many seconds form one set", in_range(0.0, 10.0)),
     spec("camera_timeout_s", 1.0, "a camera silent this long is left out of sets", in_range(0.05, 60.0)),
     spec("stale_after_s", 2.0, "frames older than the newest stamp by this much are dropped", in_range(0.05, 600.0)),
-    spec("ego_timeout_s", 1.0, "ego state older than this is reported missing", in_range(0.05, 60.0)),
+    spec("ego_timeout_s", 1.0, "ego state whose stamp is this far from the images' is not used", in_range(0.05, 60.0)),
     spec("max_pixels", 0, "vision budget per image in pixels; 0 = the model's default", in_range(0, 4096 * 4096)),
     spec("torch_threads", 1, "CPU threads for torch (0 = torch's default); more threads than free cores "
          "slows a small model down by orders of magnitude", in_range(0, 256)),
@@ -167,6 +167,7 @@ class DriveNode:
         self.ego = EgoStatus()
         self.ego_ok = False
         self.ego_received_ns = -(10**30)
+        self.ego_stamp_ns = -(10**30)
         self.last_twist: tuple[float, float, int] | None = None
         self.accel: tuple[float, float, int] | None = None
         self.command = "unknown"
@@ -245,6 +246,7 @@ class DriveNode:
             self.ego = EgoStatus((vx, vy), (float(np.clip(ax, -20, 20)), float(np.clip(ay, -20, 20))))
             self.ego_ok = True
             self.ego_received_ns = self.now_ns()
+            self.ego_stamp_ns = stamp
 
     def on_accel(self, msg) -> None:
         from wamdiff2_ros.ros.msg_utils import stamp_to_ns
@@ -272,7 +274,8 @@ class DriveNode:
 
     def submit(self, frames: FrameSet, now: int) -> None:
         with self.lock:
-            ego_fresh = self.ego_ok and now - self.ego_received_ns <= self.p["ego_timeout_s"] * 1e9
+            # judged by stamps, not arrival: replays and bags run on their own clock
+            ego_fresh = self.ego_ok and abs(frames.stamp_ns - self.ego_stamp_ns) <= self.p["ego_timeout_s"] * 1e9
             job = Job(frames, self.ego if ego_fresh else EgoStatus(), ego_fresh, self.command,
                       self.scene_tokens.get(frames.stamp_ns, ""), now)
             if self.pending is not None:
