@@ -268,7 +268,10 @@ def _stage_table(runs: Path) -> str:
 
 
 def _targets(results: dict[str, Any]) -> list[str]:
+    """The issue's two targets for each B=32 row, judged only where the numbers can carry them."""
     ar = results.get("ar")
+    speed = results.get("_speed") or {}
+    speed_names = {"b32": "B=32 stage I", "b32_ii": "B=32 stage II", "b32_iii": "B=32 stage III"}
     out = []
     if ar is None:
         return out
@@ -277,13 +280,21 @@ def _targets(results: dict[str, Any]) -> list[str]:
         if r is None:
             continue
         label = next(row.label for row in ROWS if row.key == key)
-        l2_ratio = r["planning_l2"] / ar["planning_l2"] if ar["planning_l2"] else float("nan")
-        speed_ratio = r["decode_tokens_per_second"] / ar["decode_tokens_per_second"]
-        out.append(
-            f"- {label}: L2 {l2_ratio:.2f}x the AR baseline's (target <= 1.10: "
-            f"{'met' if l2_ratio <= 1.10 else 'not met'}); decode tokens/s {speed_ratio:.2f}x AR's "
-            f"(target >= 3: {'met' if speed_ratio >= 3 else 'not met'})."
-        )
+        if not r["planning_parse_rate"] or not ar["planning_parse_rate"]:
+            l2_text = (f"L2 target not judged: plans parsed {r['planning_parse_rate']:.2f} (B=32) vs"
+                       f" {ar['planning_parse_rate']:.2f} (AR), so an L2 is mostly the fallback's")
+        else:
+            ratio = r["planning_l2"] / ar["planning_l2"]
+            l2_text = (f"L2 {ratio:.2f}x the AR baseline's (target <= 1.10: {'met' if ratio <= 1.10 else 'not met'};"
+                       f" plans parsed {r['planning_parse_rate']:.2f} vs {ar['planning_parse_rate']:.2f})")
+        if speed_names[key] in speed and "AR (B=1)" in speed:
+            ratio = speed[speed_names[key]]["decode_tokens_per_second"] / speed["AR (B=1)"]["decode_tokens_per_second"]
+            source = "interleaved timing"
+        else:
+            ratio = r["decode_tokens_per_second"] / ar["decode_tokens_per_second"]
+            source = "per-row timing"
+        out.append(f"- {label}: {l2_text}; decode tokens/s {ratio:.2f}x AR's ({source}; target >= 3:"
+                   f" {'met' if ratio >= 3 else 'not met'}).")
     return out
 
 
@@ -340,6 +351,25 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
     targets = _targets(results)
     if targets:
         text += ["## Targets of the issue", "", *targets, ""]
+    text += [
+        "## Reading the table",
+        "",
+        "- These models are badly under-trained: a few hundred steps per stage at batch 8 (see the training"
+        " table), i.e. well under one epoch for most stages. `plans parsed` is the share of planning answers that"
+        " pass the strict parser; a row at 0.00 scores exactly the constant-velocity fallback's L2, so its L2"
+        " says nothing about the model. Compare rows on parse rate and QA first.",
+        "- The AR row is the same fast engine at B=1. In this code base B=1 decoding fills one `[MASK]` slot per"
+        " forward and reads that slot's own logits (no shift), so stage 0 trains that form (`[prefix | clean |"
+        " all-mask]`, cross-entropy at every slot) rather than a shifted causal-LM loss.",
+        "- Decode tokens/s comes from the engine's own timers on a CPU shared with other jobs; the interleaved"
+        " speed table (when present) is the fairer ratio. The speed-up of large blocks needs several tokens"
+        " committed per forward (confidence >= 0.9); under-trained models rarely reach that, so tokens per"
+        " forward stays near 1 and B=32 cannot be 3x faster than AR here.",
+        "- The stage III teacher (`small`) got even fewer steps than the student (it is 5x more expensive per"
+        " step), so here it is a weaker model than its student; the paper's premise (a stronger, larger"
+        " teacher) does not hold at this budget.",
+        "",
+    ]
     text += ["## Training runs", "", _stage_table(runs), ""]
     for name in ("training_ladder_loss.png", "training_teacher_loss.png", "training_ladder_results.png"):
         if (images / name).is_file():
