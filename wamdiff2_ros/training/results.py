@@ -49,6 +49,8 @@ ROWS: tuple[Row, ...] = (
     Row("b32", "B=32, stage I", "tiny-b32", 32),
     Row("b32_ii", "B=32, stage I+II (block distillation)", "tiny-b32-distill", 32),
     Row("b32_iii", "B=32, stage I+II+III (model distillation)", "tiny-b32-final", 32),
+    Row("ar_long", "AR (B=1), stage 0 continued (+2800 steps)", "tiny-ar-long", 1),
+    Row("b32_long", "B=32, stage III student + 1500 steps of the stage I objective", "tiny-b32-long", 32),
     Row("small_ar", "teacher: small AR (B=1)", "small-ar", 1),
     Row("small_b32", "teacher: small B=32, stage I", "small-b32", 32),
 )

@@ -33,6 +33,9 @@ LINEAGE: dict[str, list[tuple[str, str, str]]] = {
         ("tiny-b32-final", "distill-model", "distill_model.yaml"),
     ],
 }
+# Continued runs (same configs with `init=` the shipped model and more steps; commands in the cards).
+LINEAGE["tiny-ar-long"] = [("tiny-ar", "ar", "ar.yaml"), ("tiny-ar-long", "ar", "ar.yaml")]
+LINEAGE["tiny-b32-long"] = LINEAGE["tiny-b32-final"] + [("tiny-b32-long", "adapt", "adapt_b32.yaml")]
 LINEAGE["tiny-b32-distill"] = LINEAGE["tiny-b32-final"][:6]
 LINEAGE["tiny-b32"] = LINEAGE["tiny-b32-final"][:5]
 
@@ -92,18 +95,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results", default=None, help="results.json of training.results (scores for the cards)")
     parser.add_argument("--student", default="tiny-b32-final", help="run folder of the shipped B=32 student")
     parser.add_argument("--student-key", default="b32_iii", help="its row key in results.json")
+    parser.add_argument("--ar", default="tiny-ar", help="run folder of the shipped AR baseline")
+    parser.add_argument("--ar-key", default="ar", help="its row key in results.json")
+    parser.add_argument("--note", default="", help="extra sentence for both cards (e.g. how a run was continued)")
     parser.add_argument("--out", default="checkpoints")
     args = parser.parse_args(argv)
     runs, out = Path(args.runs), Path(args.out)
     results = json.loads(Path(args.results).read_text()) if args.results and Path(args.results).is_file() else {}
     shipped = [
-        ("wamdiff2-tiny-ar", "tiny-ar", "ar",
-         "The autoregressive baseline (B=1, stage 0) of the `tiny` preset: a Qwen3-VL-architecture model trained"
-         " here from scratch on synthetic driving data (it stands in for the pretrained Qwen3-VL)."),
+        ("wamdiff2-tiny-ar", args.ar, args.ar_key,
+         f"The autoregressive baseline (B=1, stage 0) of the `tiny` preset, from run `{args.ar}`: a"
+         " Qwen3-VL-architecture model trained here from scratch on synthetic driving data (it stands in for the"
+         " pretrained Qwen3-VL)." + (f" {args.note}" if args.note else "")),
         ("wamdiff2-tiny-b32", args.student, args.student_key,
          f"The block-diffusion student (B=32) of the `tiny` preset, from run `{args.student}` of the ladder:"
          " stage 0 AR -> stage I progressive adaptation B=1->4->8->16->32 -> stage II block distillation (B=4"
-         " teacher) -> stage III model distillation (`small` teacher) where the run folder includes it."),
+         " teacher) -> stage III model distillation (`small` teacher) where the run folder includes it."
+         + (f" {args.note}" if args.note else "")),
     ]
     for name, run, key, description in shipped:
         dst = copy_model(runs / run, out / name)
