@@ -49,7 +49,7 @@ ROWS: tuple[Row, ...] = (
     Row("b32", "B=32, stage I", "tiny-b32", 32),
     Row("b32_ii", "B=32, stage I+II (block distillation)", "tiny-b32-distill", 32),
     Row("b32_iii", "B=32, stage I+II+III (model distillation)", "tiny-b32-final", 32),
-    Row("ar_long", "AR (B=1), stage 0 continued (+2800 steps)", "tiny-ar-long", 1),
+    Row("ar_long", "AR (B=1), stage 0 continued (+2000 steps)", "tiny-ar-long", 1),
     Row("b32_long", "B=32, stage III student + 1500 steps of the stage I objective", "tiny-b32-long", 32),
     Row("small_ar", "teacher: small AR (B=1)", "small-ar", 1),
     Row("small_b32", "teacher: small B=32, stage I", "small-b32", 32),
@@ -429,7 +429,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{result['decode_tokens_per_second']:.1f} tok/s  {result['tokens_per_forward']:.2f} tok/fwd")
     if args.speed and "ar" in results:
         names = {"AR (B=1)": ("tiny-ar", 1)}
-        for key, label in (("b32", "B=32 stage I"), ("b32_ii", "B=32 stage II"), ("b32_iii", "B=32 stage III")):
+        if "ar_long" in results:
+            names["AR continued (B=1)"] = (str(runs / "tiny-ar-long"), 1)
+        for key, label in (("b32", "B=32 stage I"), ("b32_ii", "B=32 stage II"), ("b32_iii", "B=32 stage III"),
+                           ("b32_long", "B=32 continued")):
             if key in results:
                 row = next(r for r in ROWS if r.key == key)
                 names[label] = (str(runs / row.checkpoint), 32)
