@@ -134,6 +134,8 @@ def open_loop_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--processes", type=int, default=None, help="scoring processes (default: CPUs, max 8)")
     parser.add_argument("--samples", type=int, default=4, help="BEV plots of this many scenes in the report")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch CPU threads for decoding (default 1; 0 = torch's default)")
 
 
 def open_loop(args: argparse.Namespace) -> int:
@@ -141,6 +143,10 @@ def open_loop(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         return _fail("--limit must be >= 1")
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     try:
         from wamdiff2_ros.model.loader import load_model
 
