@@ -19,7 +19,8 @@ from wamdiff2_ros.decoding.config import DecodeConfig, DecodeStats
 from wamdiff2_ros.model import codecs
 
 TASKS = ("planning", "perception", "understanding")
-DEFAULT_QUESTION = "What should the ego vehicle do next, and why?"
+# The rationale question the shipped checkpoints were trained on (data.samples.QUESTIONS["next_action"]).
+DEFAULT_QUESTION = "What will the ego vehicle do in the next 4 seconds, and why? Answer as '<action>, because <reason>.'"
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.decoding.agent import TASKS, DrivingAgent, EgoStatus
+from wamdiff2_ros.decoding.agent import DEFAULT_QUESTION, TASKS, DrivingAgent, EgoStatus
 from wamdiff2_ros.decoding.config import DTYPES, ENGINES, DecodeConfig
 from wamdiff2_ros.model.codecs import CAMERAS, DRIVING_COMMANDS
 from wamdiff2_ros.ros.params import in_range, one_of, spec, subset_of
@@ -37,7 +37,7 @@ PARAMS = [
     spec("command_topic", "/driving_command", "wamdiff2_ros/DrivingCommand"),
     spec("scene_info_topic", "/navsim/scene_info", "wamdiff2_ros/SceneInfo from the replay node; empty = none"),
     spec("tasks", ["planning", "perception", "understanding"], "tasks run per frame set", subset_of(TASKS)),
-    spec("understanding_question", "What should the ego vehicle do next, and why?", "question of the rationale task"),
+    spec("understanding_question", DEFAULT_QUESTION, "question of the rationale task"),
     spec("block_size", 32, "diffusion block size B (1 = autoregressive)", in_range(1, 256)),
     spec("confidence_threshold", 0.9, "commit threshold of a denoise step", in_range(0.0, 1.0)),
     spec("max_new_tokens", 160, "answer token budget per task", in_range(8, 4096)),
