@@ -216,10 +216,10 @@ class DriveNode:
         now = self.now_ns()
         self.arrivals[camera].append(now)
         stamp = stamp_to_ns(msg.header.stamp)
-        before = Counter(self.sync.counts)
+        before = {key: self.sync.counts[key] for key in ("out_of_order", "stale")}
         frames = self.sync.add(camera, stamp, rgb, now)
-        for key in ("out_of_order", "stale"):
-            if self.sync.counts[key] > before[key]:
+        for key, count in before.items():
+            if self.sync.counts[key] > count:
                 self.counts[f"{key}_frames"] += 1
                 self.log.warning(f"dropped {key.replace('_', '-')} frame from {camera}", throttle_duration_sec=2.0)
         if frames is not None:
