@@ -3,14 +3,13 @@
 ``tiny_vla`` uses the model room's ``init_model("tiny")`` when asked to
 (``use_model_room=True``) and available; otherwise it builds a small random
 ``Qwen3VLForConditionalGeneration`` with a vision tower (deepstack included) and
-wraps it in an object with the attributes the decoders read: ``model``,
-``tokenizer`` (None), ``block_size``, ``mask_token_id``, ``end_token_id``,
-``pad_token_id``.
+wraps it with the attributes the decoders read: ``model``, ``tokenizer`` (None),
+``block_size``, ``mask_token_id``, ``end_token_id``,
+``pad_token_id``: the loader's own :class:`~wamdiff2_ros.model.loader.WamDiff2` container.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -20,31 +19,6 @@ IMAGE_TOKEN_ID, VIDEO_TOKEN_ID, VISION_START_ID, VISION_END_ID = 250, 251, 248, 
 MASK_TOKEN_ID, END_TOKEN_ID, PAD_TOKEN_ID = 252, 253, 254
 PATCH = 4  # vision patch size of the tiny preset
 TEMPORAL_PATCH = 2
-
-
-@dataclass
-class TinyVLA:
-    """Duck-typed stand-in for ``model.loader.WamDiff2``."""
-
-    model: Any
-    tokenizer: Any = None
-    block_size: int = 32
-    mask_token_id: int = MASK_TOKEN_ID
-    end_token_id: int = END_TOKEN_ID
-    pad_token_id: int = PAD_TOKEN_ID
-    path: str = "tiny (random init, in memory)"
-
-    @property
-    def device(self) -> torch.device:
-        return next(self.model.parameters()).device
-
-    @property
-    def dtype(self) -> torch.dtype:
-        return next(self.model.parameters()).dtype
-
-    @property
-    def config(self):
-        return self.model.config
 
 
 def tiny_config(hidden: int = 64, layers: int = 2, heads: int = 4, kv_heads: int = 2, vocab: int = TINY_VOCAB):
@@ -89,7 +63,10 @@ def tiny_vla(seed: int = 0, use_model_room: bool = False, **shape) -> Any:
     model = Qwen3VLForConditionalGeneration(tiny_config(**shape)).eval()
     with torch.no_grad():
         model.lm_head.weight.mul_(3.0)
-    return TinyVLA(model=model)
+    from wamdiff2_ros.model.loader import WamDiff2
+
+    return WamDiff2(model=model, tokenizer=None, processor=None, block_size=32, mask_token_id=MASK_TOKEN_ID,
+                    end_token_id=END_TOKEN_ID, pad_token_id=PAD_TOKEN_ID, path="tiny (random init, in memory)")
 
 
 def toy_inputs(lengths: list[int], seed: int = 0, image: bool = False, vocab: int = 200) -> dict[str, torch.Tensor]:
