@@ -338,6 +338,17 @@ def encode_planning(waypoints: np.ndarray | Sequence[Sequence[float]] | Planning
     return ",".join(format_number(v) for v in arr.reshape(-1))
 
 
+def _answer_body(text: object, task: str, max_chars: int, empty_reason: str) -> str | ParseError:
+    """The answer without surrounding whitespace and end tokens, or the ParseError of a non-text,
+    over-long or empty answer (the checks every structured parser starts with)."""
+    if not isinstance(text, str):
+        return ParseError(f"expected text, got {type(text).__name__}", _clip_text(text), task)
+    if len(text) > max_chars:
+        return ParseError(f"answer has {len(text)} characters, more than {max_chars}", _clip_text(text), task)
+    body = _strip_answer(text)
+    return body if body else ParseError(empty_reason, _clip_text(text), task)
+
+
 @_never_raises("planning")
 def parse_planning(text: str) -> PlanningAnswer | ParseError:
     """Strictly parse ``x1,y1,...,x8,y8`` (16 plain decimals, |v| <= 200 m)."""
@@ -345,13 +356,9 @@ def parse_planning(text: str) -> PlanningAnswer | ParseError:
     def fail(reason: str) -> ParseError:
         return ParseError(reason, _clip_text(text), "planning")
 
-    if not isinstance(text, str):
-        return fail(f"expected text, got {type(text).__name__}")
-    if len(text) > MAX_PLANNING_CHARS:
-        return fail(f"answer has {len(text)} characters, more than {MAX_PLANNING_CHARS}")
-    body = _strip_answer(text)
-    if not body:
-        return fail("empty answer")
+    body = _answer_body(text, "planning", MAX_PLANNING_CHARS, "empty answer")
+    if isinstance(body, ParseError):
+        return body
     expected = 2 * NUM_WAYPOINTS
     count = body.count(",") + 1
     if count != expected:
@@ -451,13 +458,9 @@ def parse_perception(text: str) -> list[Box] | ParseError:
     def fail(reason: str) -> ParseError:
         return ParseError(reason, _clip_text(text), "perception")
 
-    if not isinstance(text, str):
-        return fail(f"expected text, got {type(text).__name__}")
-    if len(text) > MAX_PERCEPTION_CHARS:
-        return fail(f"answer has {len(text)} characters, more than {MAX_PERCEPTION_CHARS}")
-    body = _strip_answer(text)
-    if not body:
-        return fail("empty answer (no boxes is written 'none')")
+    body = _answer_body(text, "perception", MAX_PERCEPTION_CHARS, "empty answer (no boxes is written 'none')")
+    if isinstance(body, ParseError):
+        return body
     if body.lower() == NO_BOXES_TEXT:
         return []
     items = [item.strip() for item in re.split(r"[;\n]", body)]
