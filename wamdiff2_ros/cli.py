@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
         {
             "decode": ("decode tokens/s per engine and block size", "wamdiff2_ros.decoding.bench:decode"),
             "synth": ("frames per second of the synthetic world", "wamdiff2_ros.data.commands:bench"),
+            "sweep": ("planning L2 and QA against tokens/forward over confidence thresholds",
+                      "wamdiff2_ros.training.sweep:sweep"),
         },
     ),
     "synth": ("write synthetic NAVSIM-format logs and camera images", "wamdiff2_ros.data.commands:synth"),
