@@ -68,3 +68,25 @@ def test_cli_writes_json_and_plot_and_refuses_bad_input(random_models, synth_roo
         args = parser.parse_args([*bad, "--heldout", str(synth_root), "--json", str(tmp_path / "x.json")]
                                  if "--heldout" not in bad else [*bad, "--json", str(tmp_path / "x.json")])
         assert sweep(args) == 2
+
+
+def test_results_targets_judge_against_the_shipped_ar_baseline():
+    """B=32 rows are judged against the continued AR (the shipped baseline) when it exists, interleaved speed first."""
+    from wamdiff2_ros.training.results import _targets
+
+    def scores(l2, parsed, tps):
+        return {"planning_l2": l2, "planning_parse_rate": parsed, "decode_tokens_per_second": tps}
+
+    results = {"ar": scores(3.0, 0.3, 100.0), "ar_long": scores(2.0, 0.9, 100.0),
+               "v2_b32": scores(2.1, 0.9, 150.0), "b32": scores(2.5, 0.0, 90.0),
+               "_speed": {"AR continued (B=1)": {"decode_tokens_per_second": 100.0},
+                          "v2 B=32 stage I": {"decode_tokens_per_second": 310.0}}}
+    lines = _targets(results)
+    assert "AR (B=1), stage 0 continued" in lines[0]
+    v2 = next(line for line in lines if line.startswith("- v2: B=32, stage I (long)"))
+    assert "L2 1.05x" in v2 and "target <= 1.10: met" in v2
+    assert "3.10x AR's (interleaved timing; target >= 3: met)" in v2
+    b32 = next(line for line in lines if line.startswith("- B=32, stage I:"))
+    assert "not judged" in b32 and "0.90x AR's (per-row timing; target >= 3: not met)" in b32
+    results.pop("ar_long")
+    assert _targets(results)[0] == "Baseline: AR (B=1), stage 0."

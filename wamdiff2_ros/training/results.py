@@ -292,7 +292,8 @@ def _targets(results: dict[str, Any]) -> list[str]:
     out = []
     if ar is None:
         return out
-    out.append(f"Baseline: {next(row.label for row in ROWS if row.key == base_key)} (the shipped AR checkpoint).")
+    shipped = " (the shipped AR checkpoint)" if base_key == "ar_long" else ""
+    out.append(f"Baseline: {next(row.label for row in ROWS if row.key == base_key)}{shipped}.")
     out.append("")
     for key in TARGET_KEYS:
         r = results.get(key)
