@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
             "synth": ("frames per second of the synthetic world", "wamdiff2_ros.data.commands:bench"),
             "sweep": ("planning L2 and QA against tokens/forward over confidence thresholds",
                       "wamdiff2_ros.training.sweep:sweep"),
+            "trace": ("which tokens each denoise step commits on one held-out sample",
+                      "wamdiff2_ros.training.trace:trace"),
         },
     ),
     "synth": ("write synthetic NAVSIM-format logs and camera images", "wamdiff2_ros.data.commands:synth"),

@@ -26,6 +26,7 @@ from __future__ import annotations
 import torch
 from transformers import DynamicCache
 
+from .commits import Commit
 from .config import DecodeConfig, DecodeResult
 from .outputs import build_result, device_clock
 from .prompt import prepare_prompt, prompt_block_mask, to_model_mask
@@ -62,7 +63,9 @@ class ReferenceDecoder:
         return out.logits
 
     @torch.inference_mode()
-    def generate(self, inputs: dict[str, torch.Tensor], config: DecodeConfig, trace: list | None = None) -> DecodeResult:
+    def generate(self, inputs: dict[str, torch.Tensor], config: DecodeConfig, trace: list | None = None,
+                 commits: list | None = None) -> DecodeResult:
+        """Decode; ``trace`` receives each step's block logits, ``commits`` one :class:`Commit` per committed token."""
         vla, model = self.vla, self.model
         device = next(model.parameters()).device
         dtype = next(model.parameters()).dtype
@@ -110,6 +113,9 @@ class ReferenceDecoder:
                 for r in range(b):
                     for i in select_to_commit(step_conf[r], masked[r], threshold, fill_all=step == cap):
                         ids[r][i], conf[r][i], masked[r][i] = step_pred[r][i], step_conf[r][i], False
+                        if commits is not None:
+                            commits.append(Commit(r, k, step, k * block + i, step_pred[r][i], step_conf[r][i],
+                                                  step_conf[r][i] >= threshold))
 
             for r in range(b):
                 if finished[r]:

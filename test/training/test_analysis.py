@@ -1,4 +1,4 @@
-"""The confidence-threshold sweep: argument rules, lower thresholds commit more per forward, the CLI's outputs."""
+"""Analysis commands on held-out data: the confidence-threshold sweep, the commit trace, the results targets."""
 
 from __future__ import annotations
 
@@ -90,3 +90,22 @@ def test_results_targets_judge_against_the_shipped_ar_baseline():
     assert "not judged" in b32 and "0.90x AR's (per-row timing; target >= 3: not met)" in b32
     results.pop("ar_long")
     assert _targets(results)[0] == "Baseline: AR (B=1), stage 0."
+
+
+def test_trace_prints_every_step_and_writes_commits(random_models, synth_root, tmp_path, capsys):
+    from wamdiff2_ros.training.trace import trace, trace_arguments
+
+    root, _, _ = random_models
+    parser = argparse.ArgumentParser()
+    trace_arguments(parser)
+    out = tmp_path / "trace.json"
+    base = ["--heldout", str(synth_root), "--cache", str(root / "cache"), "--max-new-tokens", "8"]
+    assert trace(parser.parse_args(["--model", str(root / "b4"), *base, "--json", str(out)])) == 0
+    text = capsys.readouterr().out
+    report = json.loads(out.read_text())
+    assert report["task"] == "planning" and report["summary"]["tokens"] == len(report["commits"]) >= 8
+    assert text.count("block 0 step") == report["summary"]["steps_per_block"][0]
+    assert "committed above the threshold" in text
+    assert trace(parser.parse_args(["--model", str(root / "b4"), *base, "--index", "99"])) == 2
+    assert trace(parser.parse_args(["--model", str(tmp_path / "missing"), *base])) == 2
+    assert trace(parser.parse_args(["--model", str(root / "b4"), *base, "--block-size", "-1"])) == 2
