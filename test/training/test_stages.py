@@ -107,5 +107,10 @@ def test_heldout_scoring_and_shipping(ladder, tmp_path):
     shipped = copy_model(result.output_dir, tmp_path / "ship")
     assert (shipped / "model.safetensors").is_file() and not (shipped / "checkpoint").exists()
     assert load_model(shipped).block_size == 4
+    from wamdiff2_ros.training.ship import command
+
+    exact = command(result.output_dir, "adapt", "adapt_b4.yaml")  # the YAML plus the overrides the run used
+    assert exact.startswith("wamdiff2 train adapt --config config/train/adapt_b4.yaml ")
+    assert "steps=10 " in exact and f"init={ladder['root'] / 'ar'}" in exact and "block_size" not in exact
     text = card("x", "tiny-b4", ladder["root"], scores, "a test model")
     assert "planning L2" in text and "load_model" in text

@@ -38,6 +38,12 @@ LINEAGE["tiny-ar-long"] = [("tiny-ar", "ar", "ar.yaml"), ("tiny-ar-long", "ar", 
 LINEAGE["tiny-b32-long"] = LINEAGE["tiny-b32-final"] + [("tiny-b32-long", "adapt", "adapt_b32.yaml")]
 LINEAGE["tiny-b32-distill"] = LINEAGE["tiny-b32-final"][:6]
 LINEAGE["tiny-b32"] = LINEAGE["tiny-b32-final"][:5]
+# v2: stage I again, from the continued AR, with a long B=32 stage; stage II forked from its step-1000 model.
+LINEAGE["v2-b32"] = LINEAGE["tiny-ar-long"] + [
+    ("v2-b4", "adapt", "adapt_b4.yaml"), ("v2-b8", "adapt", "adapt_b8.yaml"), ("v2-b16", "adapt", "adapt_b16.yaml"),
+    ("v2-b32", "adapt", "adapt_b32.yaml"),
+]
+LINEAGE["v2-b32-distill"] = LINEAGE["v2-b32"] + [("v2-b32-distill", "distill-block", "distill_block.yaml")]
 
 
 def copy_model(src: Path, dst: Path) -> Path:
@@ -51,6 +57,24 @@ def copy_model(src: Path, dst: Path) -> Path:
         if (src / name).is_file():
             shutil.copy2(src / name, dst / name)
     return dst
+
+
+def command(run: Path, sub: str, config: str) -> str:
+    """The exact training command of a run: its config file plus the ``key=value`` overrides it was started with."""
+    import dataclasses
+
+    from wamdiff2_ros.training.config import load_config
+
+    text = f"wamdiff2 train {sub} --config config/train/{config}"
+    used = run / "train_config.json"
+    base_file = Path(__file__).resolve().parents[2] / "config" / "train" / config
+    if not used.is_file() or not base_file.is_file():
+        return text
+    ran, base = json.loads(used.read_text()), dataclasses.asdict(load_config(base_file))
+    skip = {"progress", "save_every", "num_threads"}
+    extra = [f"{k}={v}" for k, v in ran.items() if k not in skip and k != "data" and base.get(k) != v]
+    extra += [f"data.{k}={v}" for k, v in ran.get("data", {}).items() if base["data"].get(k) != v]
+    return " ".join([text, *extra])
 
 
 def _summary(run: Path) -> dict[str, Any]:
@@ -71,7 +95,7 @@ def card(name: str, run: str, runs: Path, result: dict[str, Any] | None, descrip
         s = _summary(runs / folder)
         wall = float(s.get("wall_time_s", float("nan")))
         total += wall if wall == wall else 0.0
-        lines.append(f"| {folder} | `wamdiff2 train {sub} --config config/train/{config}` | {s.get('steps', '-')} |"
+        lines.append(f"| {folder} | `{command(runs / folder, sub, config)}` | {s.get('steps', '-')} |"
                      f" {wall:.0f} | {float(s.get('final_loss', float('nan'))):.4f} |")
     lines += ["", f"Total training wall time: {total / 60:.1f} min on a shared 2-core CPU (one thread per run).", ""]
     if result:
