@@ -3,7 +3,10 @@
 #   synthetic NAVSIM logs -> stage 0 AR (tiny and small) -> stage I B=1->4->8->16->32 (both)
 #   -> stage II block distillation (tiny, B=4 teacher -> B=32) -> stage III model distillation
 #   (small B=32 -> tiny B=32) -> held-out evaluation -> docs/RESULTS.md (+ docs/images/ plots).
-# Usage: tools/reproduce.sh [all|data|train|eval|tiny|small|final]   (env: PY, RUNS, NPROC, EVAL_LIMIT, SHIP=1 copies checkpoints)
+# Then the continued runs (`long`: AR +2000 steps, the stage III student +1500 steps at B=32) and the
+# `v2` chain (stage I again from the continued AR, a long B=32 stage, stage II forked at step 1000).
+# Usage: tools/reproduce.sh [all|data|train|long|v2|eval|tiny|small|final]
+#   (env: PY, RUNS, NPROC, EVAL_LIMIT, SHIP=1 copies checkpoints)
 # The small-teacher chain runs concurrently with the tiny chain (two single-thread processes).
 # NPROC>1 runs every stage under torchrun (DDP, gloo on CPU, NCCL on GPU).
 set -euo pipefail
@@ -84,6 +87,30 @@ final_stage() {  # stage III: the small B=32 model teaches the tiny B=32 student
   mapfile -t p < <(paths tiny-b32-final tiny-b32-distill small-b32); train distill-model distill_model.yaml "${p[@]}"
 }
 
+long_runs() {  # the continued AR baseline and B=32 student (run side by side)
+  mapfile -t p < <(paths tiny-ar-long tiny-ar)
+  train ar ar.yaml "${p[@]}" steps=2800 stop_after=2000 lr=1e-3 warmup_steps=20 > "$RUNS/logs/ar_long.log" 2>&1 &
+  local ar=$!
+  mapfile -t p < <(paths tiny-b32-long tiny-b32-final)
+  train adapt adapt_b32.yaml "${p[@]}" steps=1500 lr=5e-4 warmup_steps=20 2>&1 | tee "$RUNS/logs/b32_long.log"
+  wait "$ar" || { echo "AR continuation failed, see $RUNS/logs/ar_long.log"; exit 1; }
+}
+
+v2_chain() {  # stage I from the continued AR with a long B=32 stage; stage II forked from its step-1000 model
+  mapfile -t p < <(paths v2-b4 tiny-ar-long);   train adapt adapt_b4.yaml "${p[@]}" steps=150 lr=1e-3 warmup_steps=10 save_every=0
+  mapfile -t p < <(paths v2-b8 v2-b4);          train adapt adapt_b8.yaml "${p[@]}" steps=80 lr=7e-4 save_every=0
+  mapfile -t p < <(paths v2-b16 v2-b8);         train adapt adapt_b16.yaml "${p[@]}" steps=80 lr=7e-4 save_every=0
+  mapfile -t p < <(paths v2-b32-s1000 v2-b16);  train adapt adapt_b32.yaml "${p[@]}" steps=4500 stop_after=1000 lr=7e-4 warmup_steps=20
+  cp -r "$RUNS/v2-b32-s1000/checkpoint" "$RUNS/v2-b32-s1000-model" && rm -f "$RUNS/v2-b32-s1000-model/trainer_state.pt"
+  mapfile -t p < <(paths v2-b32-distill v2-b32-s1000-model v2-b4)
+  train distill-block distill_block.yaml "${p[@]}" steps=2500 lr=5e-4 warmup_steps=20 save_every=250 \
+    > "$RUNS/logs/v2_distill.log" 2>&1 &
+  local distill=$!
+  mv "$RUNS/v2-b32-s1000" "$RUNS/v2-b32"  # resume the same B=32 run to its end
+  mapfile -t p < <(paths v2-b32 v2-b16);        train adapt adapt_b32.yaml "${p[@]}" steps=4500 lr=7e-4 warmup_steps=20
+  wait "$distill" || { echo "stage II failed, see $RUNS/logs/v2_distill.log"; exit 1; }
+}
+
 evaluate() {
   "$PY" -m wamdiff2_ros.training.results --runs "$RUNS" --heldout "$RUNS/data/synth-heldout" \
     --limit "$EVAL_LIMIT" --out docs/RESULTS.md --images docs/images
@@ -98,7 +125,9 @@ case "$PHASE" in
   tiny) tiny_chain ;;    # the parts of `train`, one at a time
   small) small_chain ;;
   final) final_stage ;;
+  long) long_runs ;;
+  v2) v2_chain ;;
   eval) evaluate ;;
-  all) data; train_all; evaluate ;;
-  *) echo "usage: $0 [all|data|train|eval|tiny|small|final]"; exit 2 ;;
+  all) data; train_all; long_runs; v2_chain; evaluate ;;
+  *) echo "usage: $0 [all|data|train|long|v2|eval|tiny|small|final]"; exit 2 ;;
 esac
