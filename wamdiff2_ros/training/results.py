@@ -278,8 +278,8 @@ def _stage_table(runs: Path) -> str:
         if not path.is_file():
             continue
         s = json.loads(path.read_text())
-        lines.append(f"| {name} | {s['stage']} | {s['block_size']} | {s['steps']} | {s['wall_time_s'] / 60:.1f} |"
-                     f" {s['final_loss']:.4f} |")
+        lines.append(f"| {name} | {s.get('stage', '-')} | {s.get('block_size', '-')} | {s.get('steps', '-')} |"
+                     f" {s.get('wall_time_s', float('nan')) / 60:.1f} | {s.get('final_loss', float('nan')):.4f} |")
     return "\n".join(lines)
 
 

@@ -77,6 +77,18 @@ def command(run: Path, sub: str, config: str) -> str:
     return " ".join([text, *extra])
 
 
+STAGE_NAMES = {"ar": "stage 0 AR", "adapt": "stage I adaptation", "distill-block": "stage II block distillation",
+               "distill-model": "stage III model distillation"}
+
+
+def lineage_text(run: str) -> str:
+    """``tiny-ar (stage 0 AR) -> tiny-b4 (stage I adaptation) -> ...`` for a run of :data:`LINEAGE`."""
+    stages = LINEAGE.get(run)
+    if not stages:
+        return "lineage not recorded"
+    return " -> ".join(f"`{folder}` ({STAGE_NAMES.get(sub, sub)})" for folder, sub, _ in stages)
+
+
 def _summary(run: Path) -> dict[str, Any]:
     path = run / "train_summary.json"
     return json.loads(path.read_text()) if path.is_file() else {}
@@ -132,10 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
          " Qwen3-VL-architecture model trained here from scratch on synthetic driving data (it stands in for the"
          " pretrained Qwen3-VL)." + (f" {args.note}" if args.note else "")),
         ("wamdiff2-tiny-b32", args.student, args.student_key,
-         f"The block-diffusion student (B=32) of the `tiny` preset, from run `{args.student}` of the ladder:"
-         " stage 0 AR -> stage I progressive adaptation B=1->4->8->16->32 -> stage II block distillation (B=4"
-         " teacher) -> stage III model distillation (`small` teacher) where the run folder includes it."
-         + (f" {args.note}" if args.note else "")),
+         f"The block-diffusion student (B=32) of the `tiny` preset, from run `{args.student}`: "
+         + lineage_text(args.student) + "." + (f" {args.note}" if args.note else "")),
     ]
     for name, run, key, description in shipped:
         dst = copy_model(runs / run, out / name)
