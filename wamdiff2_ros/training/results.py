@@ -386,14 +386,16 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
         "- The AR row is the same fast engine at B=1. In this code base B=1 decoding fills one `[MASK]` slot per"
         " forward and reads that slot's own logits (no shift), so stage 0 trains that form (`[prefix | clean |"
         " all-mask]`, cross-entropy at every slot) rather than a shifted causal-LM loss.",
-        "- Why B=32 is neither faster nor as accurate here: `wamdiff2 bench trace --model DIR --task planning"
-        " --index 2` prints the commit order. In a block's first step the student commits the number layout in"
-        " parallel (`.`, `,`, `,-`, leading `0`s, and the end-token padding) with confidence above 0.9, then the"
-        " digits one per step at confidence 0.1-0.5. Tokens per forward therefore stays near 2, while on this CPU"
-        " a 32-token forward costs about twice a 1-token one (docs/BENCHMARKS.md), so B=32 decodes no faster"
-        " than AR. When the integer parts have more digits than the layout guessed (`10.02` where `1.77` was"
-        " laid out), the committed layout is wrong and the digits cannot repair it (`1..7`), which is where most"
-        " of the L2 gap comes from. `wamdiff2 bench sweep` shows the same trade-off over thresholds.",
+        "- Why B=32 is neither faster nor as accurate here: `wamdiff2 bench trace --model"
+        " checkpoints/wamdiff2-tiny-b32 --task planning --index 0` prints the commit order. In a block's first"
+        " step the shipped student commits the number layout in parallel (`.`, `,`, `,-`, leading digits, the"
+        " end-token padding) with confidence above 0.9; the remaining digits then go mostly one per step at a"
+        " mean confidence of 0.34-0.40 (planning samples 0, 2, 4: 96 slots in 39-42 steps, 61-66% of them"
+        " committed above the threshold). Tokens per forward therefore stays near 2, while on this CPU a"
+        " 32-token forward costs about twice a 1-token one (docs/BENCHMARKS.md), so B=32 decodes barely"
+        " faster than AR. Weaker checkpoints also lay out the wrong number of integer digits (`1..7` where"
+        " `10.02` was due), which the later digit commits cannot repair; that was most of the L2 gap of the"
+        " earlier students. `wamdiff2 bench sweep` shows the trade-off over thresholds (docs/BENCHMARKS.md).",
         "- Decode tokens/s comes from the engine's own timers on a CPU shared with other jobs; the interleaved"
         " speed table is the fairer ratio.",
         "- The stage III teacher (`small`) got even fewer steps than the student (it is 5x more expensive per"
