@@ -87,8 +87,13 @@ final_stage() {  # stage III: the small B=32 model teaches the tiny B=32 student
   mapfile -t p < <(paths tiny-b32-final tiny-b32-distill small-b32); train distill-model distill_model.yaml "${p[@]}"
 }
 
-promote() {  # a run stopped early (stop_after): its last checkpoint's model files become the run's model
-  find "$RUNS/$1/checkpoint" -maxdepth 1 -type f ! -name trainer_state.pt -exec cp {} "$RUNS/$1/" \;
+model_files() {  # copy the model files of run $1's last checkpoint (not its trainer state) into folder $2
+  mkdir -p "$RUNS/$2"
+  find "$RUNS/$1/checkpoint" -maxdepth 1 -type f ! -name trainer_state.pt -exec cp {} "$RUNS/$2/" \;
+}
+
+promote() {  # a run stopped early (stop_after): its last checkpoint's model becomes the run's model
+  model_files "$1" "$1"
 }
 
 long_runs() {  # the continued AR baseline and B=32 student (run side by side)
@@ -106,8 +111,7 @@ v2_chain() {  # stage I from the continued AR with a long B=32 stage; stage II f
   mapfile -t p < <(paths v2-b8 v2-b4);          train adapt adapt_b8.yaml "${p[@]}" steps=80 lr=7e-4 save_every=0
   mapfile -t p < <(paths v2-b16 v2-b8);         train adapt adapt_b16.yaml "${p[@]}" steps=80 lr=7e-4 save_every=0
   mapfile -t p < <(paths v2-b32-s1000 v2-b16);  train adapt adapt_b32.yaml "${p[@]}" steps=4500 stop_after=1000 lr=7e-4 warmup_steps=20
-  mkdir -p "$RUNS/v2-b32-s1000-model"
-  find "$RUNS/v2-b32-s1000/checkpoint" -maxdepth 1 -type f ! -name trainer_state.pt -exec cp {} "$RUNS/v2-b32-s1000-model/" \;
+  model_files v2-b32-s1000 v2-b32-s1000-model
   mapfile -t p < <(paths v2-b32-distill v2-b32-s1000-model v2-b4)
   train distill-block distill_block.yaml "${p[@]}" steps=2500 lr=5e-4 warmup_steps=20 save_every=250 \
     > "$RUNS/logs/v2_distill.log" 2>&1 &

@@ -64,6 +64,15 @@ def parse_engine(spec: str) -> tuple[str, str, bool | str]:
     return name, backend, graphs
 
 
+def device_description(device: str = "cpu") -> str:
+    """The GPU's name, or ``"<cpu> CPU, N threads (M cores)"`` with torch's current thread count."""
+    import torch
+
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(torch.device(device))
+    return f"{platform.processor() or platform.machine()} CPU, {torch.get_num_threads()} threads ({os.cpu_count()} cores)"
+
+
 def load_bench_model(spec: str, device: str, dtype_name: str):
     """(vla, description) for a checkpoint directory or a preset name."""
     import torch
@@ -254,8 +263,7 @@ def decode(args: argparse.Namespace) -> int:
     parity_checks = [answers[(s, b)] == answers[("reference", b)]
                      for s in specs if s != "reference" and ("reference", blocks[0]) in answers for b in blocks]
     parity = all(parity_checks) if parity_checks else None
-    device_name = torch.cuda.get_device_name(torch.device(args.device)) if args.device.startswith("cuda") else \
-        f"{platform.processor() or platform.machine()} CPU, {torch.get_num_threads()} threads ({os.cpu_count()} cores)"
+    device_name = device_description(args.device)
     report = {
         "model": description, "device": device_name, "dtype": args.dtype, "parity": parity,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

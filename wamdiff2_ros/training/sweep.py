@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
-import platform
 import sys
 import time
 from collections.abc import Sequence
@@ -129,6 +127,7 @@ def sweep_arguments(parser: argparse.ArgumentParser) -> None:
 def sweep(args: argparse.Namespace) -> int:
     import torch
 
+    from wamdiff2_ros.decoding.bench import device_description
     from wamdiff2_ros.model.loader import ModelLoadError, load_model
     from wamdiff2_ros.training.results import heldout_rows, pick
 
@@ -158,7 +157,7 @@ def sweep(args: argparse.Namespace) -> int:
     samples = pick(heldout_rows(first, args.heldout, args.cache), args.limit)
     print(f"samples per task: { {k: len(v) for k, v in samples.items()} }; thresholds {thresholds}")
     rows = threshold_sweep(models, samples, thresholds, max_new_tokens=args.max_new_tokens)
-    device = f"{platform.processor() or platform.machine()} CPU, {torch.get_num_threads()} threads ({os.cpu_count()} cores)"
+    device = device_description("cpu")
     report = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "device": device,
               "models": {name: path for name, path, _ in specs}, "heldout": str(args.heldout),
               "samples": {k: len(v) for k, v in samples.items()}, "torch": torch.__version__, "rows": rows}
