@@ -4,8 +4,9 @@
 #   -> stage II block distillation (tiny, B=4 teacher -> B=32) -> stage III model distillation
 #   (small B=32 -> tiny B=32) -> held-out evaluation -> docs/RESULTS.md (+ docs/images/ plots).
 # Then the continued runs (`long`: AR +2000 steps, the stage III student +1500 steps at B=32) and the
-# `v2` chain (stage I again from the continued AR, a long B=32 stage, stage II forked at step 1000).
-# Usage: tools/reproduce.sh [all|data|train|long|v2|eval|tiny|small|final]
+# `v2` chain (stage I again from the continued AR, a long B=32 stage, stage II forked at step 1000), and the
+# `v3` runs (the v2 B=32 model trained on, on ground truth and on the AR teacher's answers).
+# Usage: tools/reproduce.sh [all|data|train|long|v2|v3|eval|tiny|small|final]
 #   (env: PY, RUNS, NPROC, EVAL_LIMIT, SHIP=1 copies checkpoints)
 # The small-teacher chain runs concurrently with the tiny chain (two single-thread processes).
 # NPROC>1 runs every stage under torchrun (DDP, gloo on CPU, NCCL on GPU).
@@ -121,6 +122,19 @@ v2_chain() {  # stage I from the continued AR with a long B=32 stage; stage II f
   wait "$distill" || { echo "stage II failed, see $RUNS/logs/v2_distill.log"; exit 1; }
 }
 
+v3_chain() {  # the v2 B=32 model trained on: on ground truth, and on the AR teacher's answers (sequence-level KD)
+  "$PY" -m wamdiff2_ros.cli train relabel --teacher "$RUNS/tiny-ar-long" --config "$CFG/adapt_b32.yaml" \
+    --out "$RUNS/data/kd-targets-tiny-ar.json" "data.logs_dir=$RUNS/data/synth-train" "data.cache_dir=$RUNS/cache" \
+    "output_dir=$RUNS/v3-b32-kd"
+  mapfile -t p < <(paths v3-b32-gt v2-b32)
+  train adapt adapt_b32.yaml "${p[@]}" steps=3500 lr=3e-4 warmup_steps=20 save_every=250 > "$RUNS/logs/v3_gt.log" 2>&1 &
+  local gt=$!
+  mapfile -t p < <(paths v3-b32-kd v2-b32)
+  train adapt adapt_b32.yaml "${p[@]}" "data.targets=$RUNS/data/kd-targets-tiny-ar.json" steps=3500 lr=3e-4 \
+    warmup_steps=20 save_every=250
+  wait "$gt" || { echo "v3 ground-truth run failed, see $RUNS/logs/v3_gt.log"; exit 1; }
+}
+
 evaluate() {
   "$PY" -m wamdiff2_ros.training.results --runs "$RUNS" --heldout "$RUNS/data/synth-heldout" \
     --limit "$EVAL_LIMIT" --out docs/RESULTS.md --images docs/images
@@ -137,7 +151,8 @@ case "$PHASE" in
   final) final_stage ;;
   long) long_runs ;;
   v2) v2_chain ;;
+  v3) v3_chain ;;
   eval) evaluate ;;
-  all) data; train_all; long_runs; v2_chain; evaluate ;;
-  *) echo "usage: $0 [all|data|train|long|v2|eval|tiny|small|final]"; exit 2 ;;
+  all) data; train_all; long_runs; v2_chain; v3_chain; evaluate ;;
+  *) echo "usage: $0 [all|data|train|long|v2|v3|eval|tiny|small|final]"; exit 2 ;;
 esac

@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
             "adapt": ("stage I: progressive block-wise adaptation", "wamdiff2_ros.training.commands:adapt"),
             "distill-block": ("stage II: block-wise distillation", "wamdiff2_ros.training.commands:distill_block"),
             "distill-model": ("stage III: cross-scale model distillation", "wamdiff2_ros.training.commands:distill_model"),
+            "relabel": ("teacher answers as sequence-level distillation targets", "wamdiff2_ros.training.relabel:relabel"),
         },
     ),
     "eval": (

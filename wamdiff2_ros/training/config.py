@@ -30,6 +30,7 @@ class DataConfig:
     understanding_per_scene: int = 2
     max_pixels: int = 0  # 0: the preset's budget
     seed: int = 0
+    targets: str = ""  # sequence-level distillation: a `wamdiff2 train relabel` JSON replacing these answers
 
 
 @dataclass

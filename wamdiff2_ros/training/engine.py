@@ -152,6 +152,14 @@ def load_dataset(cfg: TrainConfig, vla: Any, info: DistInfo) -> TokenizedDataset
     _barrier(info)
     if not info.is_main:
         dataset = TokenizedDataset.build(cfg.data, vla, cache, progress=False, build=False)
+    if cfg.data.targets:
+        from wamdiff2_ros.training.relabel import apply_targets, load_targets
+
+        replaced = apply_targets(dataset.rows, load_targets(cfg.data.targets), vla)
+        if info.is_main:
+            print(f"data.targets: {replaced} of {len(dataset)} answers are the teacher's ({cfg.data.targets})")
+        if not replaced:
+            raise ValueError(f"data.targets {cfg.data.targets} names none of this dataset's samples")
     return dataset
 
 

@@ -44,6 +44,9 @@ LINEAGE["v2-b32"] = LINEAGE["tiny-ar-long"] + [
     ("v2-b32", "adapt", "adapt_b32.yaml"),
 ]
 LINEAGE["v2-b32-distill"] = LINEAGE["v2-b32"] + [("v2-b32-distill", "distill-block", "distill_block.yaml")]
+# v3: the v2 B=32 model trained on, on ground truth or on the AR teacher's answers (`wamdiff2 train relabel`).
+LINEAGE["v3-b32-gt"] = LINEAGE["v2-b32"] + [("v3-b32-gt", "adapt", "adapt_b32.yaml")]
+LINEAGE["v3-b32-kd"] = LINEAGE["v2-b32"] + [("v3-b32-kd", "adapt", "adapt_b32.yaml")]
 
 
 def copy_model(src: Path, dst: Path) -> Path:
@@ -77,6 +80,20 @@ def command(run: Path, sub: str, config: str) -> str:
     return " ".join([text, *extra])
 
 
+def relabel_row(run: Path, config: str) -> str | None:
+    """The card's table row of the ``wamdiff2 train relabel`` step whose targets ``run`` trained on, if any."""
+    used = run / "train_config.json"
+    targets = json.loads(used.read_text()).get("data", {}).get("targets") if used.is_file() else None
+    if not targets:
+        return None
+    path = Path(targets)
+    info = json.loads(path.read_text()) if path.is_file() else {}
+    cmd = (f"wamdiff2 train relabel --teacher {info.get('teacher', '?')} --config config/train/{config}"
+           f" --out {targets} --tasks {','.join(info.get('tasks', ['planning']))}")
+    kept = f"{info.get('kept', '?')} answers kept, {info.get('rejected', '?')} rejected"
+    return f"| {path.stem} | `{cmd}` | {kept} | {float(info.get('wall_s', float('nan'))):.0f} | - |"
+
+
 STAGE_NAMES = {"ar": "stage 0 AR", "adapt": "stage I adaptation", "distill-block": "stage II block distillation",
                "distill-model": "stage III model distillation"}
 
@@ -107,6 +124,9 @@ def card(name: str, run: str, runs: Path, result: dict[str, Any] | None, descrip
         s = _summary(runs / folder)
         wall = float(s.get("wall_time_s", float("nan")))
         total += wall if wall == wall else 0.0
+        relabel = relabel_row(runs / folder, config)
+        if relabel:
+            lines.append(relabel)
         lines.append(f"| {folder} | `{command(runs / folder, sub, config)}` | {s.get('steps', '-')} |"
                      f" {wall:.0f} | {float(s.get('final_loss', float('nan'))):.4f} |")
     lines += ["", f"Total training wall time: {total / 60:.1f} min on a shared 2-core CPU (one thread per run).", ""]
