@@ -5,7 +5,7 @@
 #   (small B=32 -> tiny B=32) -> held-out evaluation -> docs/RESULTS.md (+ docs/images/ plots).
 # Then the continued runs (`long`: AR +2000 steps, the stage III student +1500 steps at B=32) and the
 # `v2` chain (stage I again from the continued AR, a long B=32 stage, stage II forked at step 1000), and the
-# `v3` runs (the v2 B=32 model trained on, on ground truth and on the AR teacher's answers).
+# `v3` runs (the v2 B=32 model trained on the AR teacher's answers, without and with certainty forcing).
 # Usage: tools/reproduce.sh [all|data|train|long|v2|v3|eval|tiny|small|final]
 #   (env: PY, RUNS, NPROC, EVAL_LIMIT, SHIP=1 copies checkpoints)
 # The small-teacher chain runs concurrently with the tiny chain (two single-thread processes).
@@ -122,17 +122,17 @@ v2_chain() {  # stage I from the continued AR with a long B=32 stage; stage II f
   wait "$distill" || { echo "stage II failed, see $RUNS/logs/v2_distill.log"; exit 1; }
 }
 
-v3_chain() {  # the v2 B=32 model trained on: on ground truth, and on the AR teacher's answers (sequence-level KD)
+v3_chain() {  # the v2 B=32 model trained on the AR teacher's answers (sequence-level KD), without / with certainty
+  local targets="$RUNS/data/kd-targets-tiny-ar.json"
   "$PY" -m wamdiff2_ros.cli train relabel --teacher "$RUNS/tiny-ar-long" --config "$CFG/adapt_b32.yaml" \
-    --out "$RUNS/data/kd-targets-tiny-ar.json" "data.logs_dir=$RUNS/data/synth-train" "data.cache_dir=$RUNS/cache" \
-    "output_dir=$RUNS/v3-b32-kd"
-  mapfile -t p < <(paths v3-b32-gt v2-b32)
-  train adapt adapt_b32.yaml "${p[@]}" steps=3500 lr=3e-4 warmup_steps=20 save_every=250 > "$RUNS/logs/v3_gt.log" 2>&1 &
-  local gt=$!
+    --out "$targets" "data.logs_dir=$RUNS/data/synth-train" "data.cache_dir=$RUNS/cache" "output_dir=$RUNS/v3-b32-kd"
+  mapfile -t p < <(paths v3-b32-kd-cf v2-b32)
+  train adapt adapt_b32.yaml "${p[@]}" "data.targets=$targets" certainty_weight=0.5 steps=3000 lr=3e-4 \
+    warmup_steps=20 save_every=250 > "$RUNS/logs/v3_kd_cf.log" 2>&1 &
+  local cf=$!
   mapfile -t p < <(paths v3-b32-kd v2-b32)
-  train adapt adapt_b32.yaml "${p[@]}" "data.targets=$RUNS/data/kd-targets-tiny-ar.json" steps=3500 lr=3e-4 \
-    warmup_steps=20 save_every=250
-  wait "$gt" || { echo "v3 ground-truth run failed, see $RUNS/logs/v3_gt.log"; exit 1; }
+  train adapt adapt_b32.yaml "${p[@]}" "data.targets=$targets" steps=3500 lr=3e-4 warmup_steps=20 save_every=250
+  wait "$cf" || { echo "v3 certainty run failed, see $RUNS/logs/v3_kd_cf.log"; exit 1; }
 }
 
 evaluate() {

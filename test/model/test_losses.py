@@ -10,6 +10,7 @@ import torch
 from wamdiff2_ros.model.losses import (
     add_block_noise,
     ar_loss,
+    certainty_loss,
     jsd_loss,
     masked_diffusion_loss,
     pad_response,
@@ -150,3 +151,23 @@ def test_block_times_are_stratified_and_masking_rate_follows_t():
     rate = masked.float().mean(1)
     assert torch.corrcoef(torch.stack([rate, tt[:, 0]]))[0, 1] > 0.95
     assert abs(masked.float().mean().item() - tt.mean().item()) < 0.02
+
+
+def test_certainty_loss_is_the_entropy_of_right_masked_predictions_only():
+    right = [2.0, 0.0, 0.0]  # argmax 0
+    wrong = [0.0, 3.0, 0.0]  # argmax 1
+    logits = torch.tensor([[right, wrong, right]])
+    targets = torch.tensor([[0, 0, 0]])
+    masked = torch.tensor([[True, True, False]])
+
+    def entropy(row):
+        return -sum(math.exp(v) * v for v in _log_softmax(row))
+
+    # only position 0 is masked and right; macro average divides by the row length (3)
+    assert certainty_loss(logits, targets, masked).item() == pytest.approx(entropy(right) / 3, rel=1e-5)
+    none_right = certainty_loss(logits.clone().requires_grad_(True), torch.tensor([[1, 2, 2]]), masked)
+    assert none_right.item() == 0.0 and none_right.requires_grad
+    sharp = torch.tensor([[[9.0, 0.0, 0.0], wrong, right]])
+    assert certainty_loss(sharp, targets, masked) < certainty_loss(logits, targets, masked)
+    with pytest.raises(ValueError, match="masked"):
+        certainty_loss(logits, targets, masked[:, :2])

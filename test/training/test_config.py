@@ -51,6 +51,8 @@ def test_overrides_are_typed(tmp_path):
         (["stage=adapt", "block_size=1"], "block_size"),
         (["mixed_precision=fp8"], "mixed_precision"),
         (["noequals"], "not key=value"),
+        (["stage=adapt", "block_size=4", "certainty_weight=-1"], "certainty_weight"),
+        (["stage=ar", "block_size=1", "certainty_weight=0.5"], "adapt stage only"),
     ],
 )
 def test_bad_values_are_refused_with_a_reason(override, message):

@@ -60,6 +60,15 @@ def test_stage1_adaptation_starts_from_previous_stage(ladder):
     assert json.loads((result.output_dir / "config.json").read_text())["block_size"] == 4
 
 
+def test_stage1_with_certainty_forcing(ladder, make_config):
+    root = ladder["root"]
+    cfg = make_config(root / "b8c", stage="adapt", block_size=8, init=str(root / "b4"), steps=10, certainty_weight=0.5)
+    result = train(cfg)
+    _check_trained(cfg, result)
+    assert all(r["certainty"] >= 0 for r in result.history) and result.history[-1]["certainty"] > 0
+    assert all(r["loss"] >= r["diffusion"] for r in result.history)  # the entropy term is added
+
+
 def test_stage2_block_distillation(ladder, make_config):
     root = ladder["root"]
     cfg = make_config(root / "b8", stage="distill_block", block_size=8, init=str(root / "b4"),

@@ -134,6 +134,22 @@ def masked_diffusion_loss(
     return _macro_average(ce * weight, masked)
 
 
+def certainty_loss(logits: torch.Tensor, targets: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+    """Entropy of the prediction at masked positions the model already gets right, macro-averaged.
+
+    Certainty forcing (as in dParallel): pushing already-correct predictions towards
+    confidence lets the confidence-threshold sampler commit them in parallel, while
+    wrong predictions are left to the cross-entropy. 0 (with a graph) when none is right.
+    """
+    _check_logits(logits, targets)
+    if masked.shape != targets.shape:
+        raise ValueError("masked must have the same shape as targets")
+    log_p = F.log_softmax(logits.float(), dim=-1)
+    entropy = -(log_p.exp() * log_p).sum(-1)
+    right = masked.bool() & (logits.detach().argmax(-1) == targets)
+    return _macro_average(entropy, right)
+
+
 def ar_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Shifted cross-entropy (B=1 training): logits at i predict targets at i+1; ``-100`` is ignored.
 

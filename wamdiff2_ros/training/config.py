@@ -47,6 +47,7 @@ class TrainConfig:
     jsd_weight: float = 1.0
     diffusion_weight: float = 1.0  # distillation: weight of the plain masked-diffusion loss
     jsd_beta: float = 0.5
+    certainty_weight: float = 0.0  # adapt: weight of the entropy of already-correct masked predictions
     steps: int = 100
     batch_size: int = 8  # per process, per micro-step
     grad_accum: int = 1
@@ -89,6 +90,10 @@ class TrainConfig:
             raise bad("mixed_precision", f"must be one of {', '.join(MIXED_PRECISION)}")
         if not self.lr > 0:
             raise bad("lr", "must be > 0")
+        if self.certainty_weight < 0:
+            raise bad("certainty_weight", "must be >= 0")
+        if self.certainty_weight and self.stage != "adapt":
+            raise bad("certainty_weight", "applies to the adapt stage only")
         if not 0.0 <= self.jsd_beta <= 1.0:
             raise bad("jsd_beta", "must be in [0, 1]")
         if not self.data.logs_dir:

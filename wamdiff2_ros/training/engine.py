@@ -169,7 +169,7 @@ def compute_loss(cfg: TrainConfig, vla: Any, teacher: Any, batch: Any, generator
     if cfg.stage == "ar":
         return objectives.ar_objective(vla, batch)
     if cfg.stage == "adapt":
-        return objectives.diffusion_objective(vla, batch, cfg.block_size, generator)
+        return objectives.diffusion_objective(vla, batch, cfg.block_size, generator, cfg.certainty_weight)
     return objectives.distill_objective(
         vla, teacher, batch, cfg.block_size, cfg.teacher_block_size, generator=generator,
         jsd_weight=cfg.jsd_weight, diffusion_weight=cfg.diffusion_weight, beta=cfg.jsd_beta,

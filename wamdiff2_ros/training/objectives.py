@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from wamdiff2_ros.model.forward import diffusion_forward
-from wamdiff2_ros.model.losses import add_block_noise, jsd_loss, masked_diffusion_loss, pad_response
+from wamdiff2_ros.model.losses import add_block_noise, certainty_loss, jsd_loss, masked_diffusion_loss, pad_response
 
 Batch = tuple[Sequence[dict[str, torch.Tensor]], Sequence[torch.Tensor]]
 
@@ -60,19 +60,29 @@ def noisy_responses(vla: Any, responses: Sequence[torch.Tensor], block_size: int
     return clean, noisy, t, masked
 
 
-def diffusion_objective(vla: Any, batch: Batch, block_size: int,
-                        generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict[str, float]]:
-    """Stage I: masked-diffusion loss at ``block_size`` (one t per block, 1/t weighting, no shift)."""
+def diffusion_objective(vla: Any, batch: Batch, block_size: int, generator: torch.Generator | None = None,
+                        certainty_weight: float = 0.0) -> tuple[torch.Tensor, dict[str, float]]:
+    """Stage I: masked-diffusion loss at ``block_size`` (one t per block, 1/t weighting, no shift).
+
+    ``certainty_weight`` > 0 adds the entropy of the already-correct masked predictions
+    (certainty forcing, :func:`~wamdiff2_ros.model.losses.certainty_loss`).
+    """
     prompts, responses = batch
     clean, noisy, t, masked = noisy_responses(vla, responses, block_size, generator)
     logits = diffusion_forward(vla, list(prompts), clean, noisy, block_size=block_size)
     targets = clean.to(logits.device)
     masked, t = masked.to(logits.device), t.to(logits.device)
-    loss = masked_diffusion_loss(logits, targets, masked, t)
+    diffusion = masked_diffusion_loss(logits, targets, masked, t)
+    metrics: dict[str, float] = {"diffusion": float(diffusion.detach())}
+    loss = diffusion
+    if certainty_weight > 0:
+        certainty = certainty_loss(logits, targets, masked)
+        loss = diffusion + certainty_weight * certainty
+        metrics["certainty"] = float(certainty.detach())
     with torch.no_grad():
         hit = (logits.argmax(-1) == targets) & masked
-        acc = float(hit.sum() / masked.sum().clamp_min(1))
-    return loss, {"diffusion": float(loss.detach()), "masked_acc": acc}
+        metrics["masked_acc"] = float(hit.sum() / masked.sum().clamp_min(1))
+    return loss, metrics
 
 
 def distill_objective(

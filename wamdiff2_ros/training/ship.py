@@ -44,9 +44,10 @@ LINEAGE["v2-b32"] = LINEAGE["tiny-ar-long"] + [
     ("v2-b32", "adapt", "adapt_b32.yaml"),
 ]
 LINEAGE["v2-b32-distill"] = LINEAGE["v2-b32"] + [("v2-b32-distill", "distill-block", "distill_block.yaml")]
-# v3: the v2 B=32 model trained on, on ground truth or on the AR teacher's answers (`wamdiff2 train relabel`).
-LINEAGE["v3-b32-gt"] = LINEAGE["v2-b32"] + [("v3-b32-gt", "adapt", "adapt_b32.yaml")]
+# v3: the v2 B=32 model trained on the AR teacher's answers (`wamdiff2 train relabel`), without and with
+# certainty forcing.
 LINEAGE["v3-b32-kd"] = LINEAGE["v2-b32"] + [("v3-b32-kd", "adapt", "adapt_b32.yaml")]
+LINEAGE["v3-b32-kd-cf"] = LINEAGE["v2-b32"] + [("v3-b32-kd-cf", "adapt", "adapt_b32.yaml")]
 
 
 def copy_model(src: Path, dst: Path) -> Path:
