@@ -46,21 +46,23 @@ def plot_loss(history: Sequence[Mapping[str, float]], path: str | Path, title: s
     return path
 
 
-def plot_ladder(runs: Mapping[str, Sequence[Mapping[str, float]]], path: str | Path, title: str = "") -> Path:
-    """Smoothed loss of several stages, one after the other on a shared step axis."""
+def plot_ladder(runs: Mapping[str, Sequence[Mapping[str, float]]], path: str | Path, title: str = "",
+                overlay: bool = False, key: str = "loss") -> Path:
+    """Smoothed ``key`` of several stages, one after the other on a shared step axis (``overlay``: side by side)."""
     plt = _pyplot()
     path = Path(path)
     fig, ax = plt.subplots(figsize=(9, 4))
     offset = 0.0
     for name, history in runs.items():
+        history = [r for r in history if key in r]
         if not history:
             continue
         steps = [offset + r["step"] for r in history]
-        loss = _smooth([r["loss"] for r in history], max(1, len(history) // 30))
+        loss = _smooth([r[key] for r in history], max(1, len(history) // 30))
         ax.plot(steps, loss, label=name)
-        offset = steps[-1]
-    ax.set_xlabel("step (stages in sequence)")
-    ax.set_ylabel("loss (smoothed)")
+        offset = 0.0 if overlay else steps[-1]
+    ax.set_xlabel("step" if overlay else "step (stages in sequence)")
+    ax.set_ylabel(f"{key} (smoothed)")
     ax.set_yscale("log")
     ax.set_title(title)
     ax.legend(fontsize=7, ncol=2)
