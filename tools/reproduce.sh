@@ -133,6 +133,15 @@ v3_chain() {  # the v2 B=32 model trained on the AR teacher's answers (sequence-
   mapfile -t p < <(paths v3-b32-kd v2-b32)
   train adapt adapt_b32.yaml "${p[@]}" "data.targets=$targets" steps=3500 lr=3e-4 warmup_steps=20 save_every=250
   wait "$cf" || { echo "v3 certainty run failed, see $RUNS/logs/v3_kd_cf.log"; exit 1; }
+  # both continue the certainty run: at the same weight and at 1.0
+  mapfile -t p < <(paths v3-b32-kd-cf2-w1 v3-b32-kd-cf)
+  train adapt adapt_b32.yaml "${p[@]}" "data.targets=$targets" certainty_weight=1.0 steps=2700 lr=2e-4 \
+    warmup_steps=20 save_every=250 > "$RUNS/logs/v3_kd_cf2_w1.log" 2>&1 &
+  local w1=$!
+  mapfile -t p < <(paths v3-b32-kd-cf2 v3-b32-kd-cf)
+  train adapt adapt_b32.yaml "${p[@]}" "data.targets=$targets" certainty_weight=0.5 steps=2700 lr=2e-4 \
+    warmup_steps=20 save_every=250
+  wait "$w1" || { echo "v3 certainty 1.0 run failed, see $RUNS/logs/v3_kd_cf2_w1.log"; exit 1; }
 }
 
 evaluate() {

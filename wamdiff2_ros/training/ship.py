@@ -48,6 +48,8 @@ LINEAGE["v2-b32-distill"] = LINEAGE["v2-b32"] + [("v2-b32-distill", "distill-blo
 # certainty forcing.
 LINEAGE["v3-b32-kd"] = LINEAGE["v2-b32"] + [("v3-b32-kd", "adapt", "adapt_b32.yaml")]
 LINEAGE["v3-b32-kd-cf"] = LINEAGE["v2-b32"] + [("v3-b32-kd-cf", "adapt", "adapt_b32.yaml")]
+LINEAGE["v3-b32-kd-cf2"] = LINEAGE["v3-b32-kd-cf"] + [("v3-b32-kd-cf2", "adapt", "adapt_b32.yaml")]
+LINEAGE["v3-b32-kd-cf2-w1"] = LINEAGE["v3-b32-kd-cf"] + [("v3-b32-kd-cf2-w1", "adapt", "adapt_b32.yaml")]
 
 
 def copy_model(src: Path, dst: Path) -> Path:
@@ -126,7 +128,7 @@ def card(name: str, run: str, runs: Path, result: dict[str, Any] | None, descrip
         wall = float(s.get("wall_time_s", float("nan")))
         total += wall if wall == wall else 0.0
         relabel = relabel_row(runs / folder, config)
-        if relabel:
+        if relabel and relabel not in lines:  # once per targets file
             lines.append(relabel)
         lines.append(f"| {folder} | `{command(runs / folder, sub, config)}` | {s.get('steps', '-')} |"
                      f" {wall:.0f} | {float(s.get('final_loss', float('nan'))):.4f} |")
