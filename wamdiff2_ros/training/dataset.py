@@ -160,6 +160,13 @@ def prompt_of(row: dict[str, Any]) -> dict[str, torch.Tensor]:
     return {k: row[k] for k in PROMPT_KEYS if k in row}
 
 
+def trajectory_of(row: dict[str, Any]) -> Any:
+    """(8, 2) float64 ground-truth waypoints (x, y) of a cached planning row."""
+    import numpy as np
+
+    return np.asarray(json.loads(row["meta"])["trajectory"], dtype=np.float64)[:, :2]
+
+
 @dataclass
 class DataPosition:
     """Where the sampler is: ``epoch`` and ``batch`` (index of the next batch in that epoch)."""

@@ -44,7 +44,7 @@ def teacher_answers(teacher: Any, rows: Sequence[dict[str, Any]], tasks: Sequenc
     from wamdiff2_ros.decoding.config import DecodeConfig
     from wamdiff2_ros.evaluation.planning import l2_metrics
     from wamdiff2_ros.model import codecs
-    from wamdiff2_ros.training.dataset import prompt_of
+    from wamdiff2_ros.training.dataset import prompt_of, trajectory_of
 
     config = DecodeConfig(block_size=block_size, max_new_tokens=max_new_tokens, engine="fast",
                           device="cpu", dtype=str(next(teacher.model.parameters()).dtype).removeprefix("torch."))
@@ -61,8 +61,7 @@ def teacher_answers(teacher: Any, rows: Sequence[dict[str, Any]], tasks: Sequenc
             continue
         answers[target_key(row)] = text
         if row["task"] == "planning":
-            truth = np.asarray(json.loads(row["meta"])["trajectory"], dtype=np.float64)[:, :2]
-            l2.append(l2_metrics(np.asarray(value.waypoints), truth)["l2_avg"])
+            l2.append(l2_metrics(np.asarray(value.waypoints), trajectory_of(row))["l2_avg"])
     return {
         "version": TARGETS_VERSION,
         "tasks": list(tasks),

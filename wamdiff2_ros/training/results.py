@@ -116,7 +116,7 @@ def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_siz
     from wamdiff2_ros.evaluation.planning import l2_metrics
     from wamdiff2_ros.evaluation.qa import exact_match
     from wamdiff2_ros.model import codecs
-    from wamdiff2_ros.training.dataset import prompt_of
+    from wamdiff2_ros.training.dataset import prompt_of, trajectory_of
 
     config = DecodeConfig(block_size=block_size, confidence_threshold=threshold, max_new_tokens=max_new_tokens,
                           engine="fast", device="cpu", dtype="float32")
@@ -134,14 +134,12 @@ def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_siz
             generated += stats.generated_tokens
             forwards += stats.forwards
             decode_ms += stats.decode_ms
-            meta = json.loads(row["meta"])
             examples.setdefault(task, {"answer": row["answer"], "prediction": text})
             value = codecs.parse_answer(task, text)
             ok = not isinstance(value, codecs.ParseError) and result.finished[0]
             if task == "planning":
-                truth = np.asarray(meta["trajectory"], dtype=np.float64)[:, :2]
                 pred = np.asarray(value.waypoints) if ok else _fallback(row)
-                err = l2_metrics(pred, truth)["l2_avg"]
+                err = l2_metrics(pred, trajectory_of(row))["l2_avg"]
                 l2.append(err)
                 if ok:
                     parsed += 1
@@ -149,7 +147,7 @@ def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_siz
             elif task == "understanding":
                 correct.append(exact_match(value if ok else "", row["answer"]))
             else:
-                for label, *bbox in meta.get("boxes", []):
+                for label, *bbox in json.loads(row["meta"]).get("boxes", []):
                     gt_boxes.append(ImageBox(row["id"], label, tuple(float(v) for v in bbox)))
                 if ok:
                     score = float(result.confidences[0])
@@ -178,8 +176,9 @@ def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_siz
 def constant_velocity_l2(samples: dict[str, list[dict[str, Any]]]) -> float:
     """Planning L2 of the constant-velocity fallback alone (a model-free reference)."""
     from wamdiff2_ros.evaluation.planning import l2_metrics
+    from wamdiff2_ros.training.dataset import trajectory_of
 
-    errors = [l2_metrics(_fallback(r), np.asarray(json.loads(r["meta"])["trajectory"])[:, :2])["l2_avg"]
+    errors = [l2_metrics(_fallback(r), trajectory_of(r))["l2_avg"]
               for r in samples.get("planning", [])]
     return float(np.mean(errors)) if errors else float("nan")
 
@@ -294,8 +293,12 @@ def _stage_table(runs: Path) -> str:
     return "\n".join(lines)
 
 
+def _threads(count: str) -> str:
+    return f"{count} thread{'s' * (count != '1')}"
+
+
 def _speed_tables(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Interleaved speed tables by torch thread count (``_speed`` alone is the 1-thread table)."""
+    """Interleaved speed tables by torch thread count (an older results.json's ``_speed`` is the 1-thread table)."""
     tables = dict(results.get("_speed_threads") or {})
     if not tables and results.get("_speed"):
         tables["1"] = results["_speed"]
@@ -330,7 +333,7 @@ def _targets(results: dict[str, Any]) -> list[str]:
             if SPEED_LABELS[key] in table and base_speed in table:
                 ratio = (table[SPEED_LABELS[key]]["decode_tokens_per_second"]
                          / table[base_speed]["decode_tokens_per_second"])
-                ratios.append(f"{ratio:.2f}x AR's (interleaved timing, {threads} thread{'s' * (threads != '1')};"
+                ratios.append(f"{ratio:.2f}x AR's (interleaved timing, {_threads(threads)};"
                               f" target >= 3: {'met' if ratio >= 3 else 'not met'})")
         if not ratios:
             ratio = r["decode_tokens_per_second"] / ar["decode_tokens_per_second"]
@@ -388,7 +391,7 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
         text += ["Decode speed measured again with the models interleaved on the same planning prompts"
                  " (`speed_comparison`, less sensitive to the machine's load than the per-row numbers above),"
                  " with 1 torch thread and with both cores where measured:", "",
-                 "| model | " + " | ".join(f"decode tokens/s, {c} thread{'s' * (c != '1')}" for c in counts)
+                 "| model | " + " | ".join(f"decode tokens/s, {_threads(c)}" for c in counts)
                  + " | tokens / forward |", "|---|" + "---|" * (len(counts) + 1)]
         for label in tables[counts[0]]:
             cells = [f"{tables[c][label]['decode_tokens_per_second']:.1f}" if label in tables[c] else "-"
@@ -518,7 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"speed, {threads} thread(s): " + ", ".join(
                 f"{k} {v['decode_tokens_per_second']:.1f} tok/s" for k, v in table.items()))
         torch.set_num_threads(1)
-        results["_speed"] = next(iter(results["_speed_threads"].values()), {})
+        results.pop("_speed", None)  # superseded: _speed_tables reads _speed_threads
         store.write_text(json.dumps(results, indent=2) + "\n")
     if "_constant_velocity_l2" not in results and (runs / "tiny-ar" / "config.json").is_file():
         samples = samples or pick(heldout_rows(load_model(runs / "tiny-ar"), args.heldout, runs / "cache"), args.limit)
