@@ -22,20 +22,6 @@ def test_model_spec_and_thresholds_are_checked():
             parse_thresholds(bad)
 
 
-@pytest.fixture(scope="module")
-def random_models(synth_root, tmp_path_factory):
-    """A random tiny model saved at B=1 and B=4, and one held-out sample per task from the synthetic log."""
-    from wamdiff2_ros.model.loader import init_model
-    from wamdiff2_ros.training.results import heldout_rows, pick
-
-    root = tmp_path_factory.mktemp("sweep")
-    vla = init_model("tiny", seed=0)
-    vla.with_block_size(1).save(root / "ar")
-    vla.with_block_size(4).save(root / "b4")
-    samples = pick(heldout_rows(vla, synth_root, root / "cache"), 1)
-    return root, vla, samples
-
-
 def test_lower_threshold_commits_more_tokens_per_forward(random_models):
     _, vla, samples = random_models
     rows = threshold_sweep({"ar": (vla.with_block_size(1), 1), "b4": (vla.with_block_size(4), 4)}, samples,

@@ -80,9 +80,9 @@ def test_targets_replace_answers_and_the_student_learns_them(tmp_path, make_conf
     plan_rows = [r for r in rows if r["task"] == "planning"]
     assert evaluation_loss(cfg, result.vla, plan_rows) < evaluation_loss(cfg, start, plan_rows)
 
-    row = relabel_row(result.output_dir, "adapt_b32.yaml")  # the shipped card names the relabel step
+    row = relabel_row(result.output_dir.parent, result.output_dir.name, "adapt_b32.yaml")  # the shipped card names the relabel step
     assert row is not None and "--teacher checkpoints/some-teacher" in row and f"{len(planning)} answers kept" in row
-    assert relabel_row(tmp_path / "probe", "adapt_b32.yaml") is None
+    assert relabel_row(tmp_path, "probe", "adapt_b32.yaml") is None
 
 
 def test_apply_targets_counts_and_ignores_unknown_keys():

@@ -118,7 +118,7 @@ def test_heldout_scoring_and_shipping(ladder, tmp_path):
     assert load_model(shipped).block_size == 4
     from wamdiff2_ros.training.ship import command
 
-    exact = command(result.output_dir, "adapt", "adapt_b4.yaml")  # the YAML plus the overrides the run used
+    exact = command(result.output_dir.parent, result.output_dir.name, "adapt", "adapt_b4.yaml")  # the YAML plus the overrides the run used
     assert exact.startswith("wamdiff2 train adapt --config config/train/adapt_b4.yaml ")
     assert "steps=10 " in exact and f"init={ladder['root'] / 'ar'}" in exact and "block_size" not in exact
     text = card("x", "tiny-b4", ladder["root"], scores, "a test model")

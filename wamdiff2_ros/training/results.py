@@ -23,7 +23,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,8 @@ ROWS: tuple[Row, ...] = (
     Row("v3_b32_kd_cf", "v3: v2 B=32 + 3000 steps, sequence-level KD + certainty forcing (0.5)", "v3-b32-kd-cf", 32),
     Row("v3_b32_cf2", "v3: seq-KD + certainty (0.5), continued +2700 steps", "v3-b32-kd-cf2", 32),
     Row("v3_b32_cf2_w1", "v3: seq-KD + certainty, continued +2700 steps at weight 1.0", "v3-b32-kd-cf2-w1", 32),
+    Row("v4_b32_w1", "v4: shipped v3 student + 3000 steps, seq-KD + certainty 1.0", "v4-b32-w1", 32),
+    Row("v4_b32_x2_w1", "v4: the same on twice the teacher-labelled scenes (seeds 1 and 3)", "v4-b32-x2-w1", 32),
     Row("small_ar", "teacher: small AR (B=1)", "small-ar", 1),
     Row("small_b32", "teacher: small B=32, stage I", "small-b32", 32),
 )
@@ -68,9 +70,13 @@ ROWS: tuple[Row, ...] = (
 SPEED_LABELS = {"ar": "AR (B=1)", "ar_long": "AR continued (B=1)", "b32": "B=32 stage I", "b32_ii": "B=32 stage II",
                 "b32_iii": "B=32 stage III", "b32_long": "B=32 continued", "v2_b32": "v2 B=32 stage I",
                 "v2_b32_ii": "v2 B=32 stage II", "v3_b32_kd": "v3 B=32 seq-KD", "v3_b32_kd_cf": "v3 B=32 seq-KD + certainty",
-                "v3_b32_cf2": "v3 B=32 certainty, continued", "v3_b32_cf2_w1": "v3 B=32 certainty 1.0, continued"}
+                "v3_b32_cf2": "v3 B=32 certainty, continued", "v3_b32_cf2_w1": "v3 B=32 certainty 1.0, continued",
+                "v4_b32_w1": "v4 B=32 certainty 1.0", "v4_b32_x2_w1": "v4 B=32 certainty 1.0, 2x teacher data"}
 TARGET_KEYS = ("b32", "b32_ii", "b32_iii", "b32_long", "v2_b32", "v2_b32_ii", "v3_b32_kd", "v3_b32_kd_cf", "v3_b32_cf2",
-               "v3_b32_cf2_w1")
+               "v3_b32_cf2_w1", "v4_b32_w1", "v4_b32_x2_w1")
+
+ROW_BY_KEY = {row.key: row for row in ROWS}
+FINAL = "_final"  # rows scored again on every held-out sample, timed together: the targets' footing
 
 _VELOCITY = re.compile(r"current velocity is: \((-?[\d.]+),(-?[\d.]+)\)")
 
@@ -205,6 +211,23 @@ def speed_comparison(checkpoints: dict[str, tuple[str, int]], samples: list[dict
             for name, (g, ms, f) in totals.items()}
 
 
+def update_store(store: Path, update: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Read-modify-write ``results.json`` under an exclusive lock (parallel scorers share one file)."""
+    import fcntl
+
+    store.parent.mkdir(parents=True, exist_ok=True)
+    with open(store, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        text = f.read()
+        results = json.loads(text) if text.strip() else {}
+        update(results)
+        f.seek(0)
+        f.truncate()
+        f.write(json.dumps(results, indent=2) + "\n")
+    return results
+
+
 def _fmt(value: Any, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and not np.isfinite(value)):
         return "-"
@@ -260,34 +283,45 @@ TEACHER_RUNS = ("small-ar", "small-b4", "small-b8", "small-b16", "small-b32")
 CONTINUED_RUNS = ("tiny-ar-long", "tiny-b32-long")
 V2_RUNS = ("v2-b4", "v2-b8", "v2-b16", "v2-b32", "v2-b32-distill")
 V3_RUNS = ("v3-b32-kd", "v3-b32-kd-cf", "v3-b32-kd-cf2", "v3-b32-kd-cf2-w1")
+V4_RUNS = ("v4-b32-w1", "v4-b32-x2-w1")
+ALL_RUNS = (*LADDER_RUNS, *TEACHER_RUNS, *CONTINUED_RUNS, *V2_RUNS, *V3_RUNS, *V4_RUNS)
 
 
-def plot_training(runs: Path, images: Path) -> list[Path]:
+def plot_training(runs: Path, images: Path, archive: Path | None = None) -> list[Path]:
     """Loss curves of the tiny ladder and of the small teacher's ladder (stages in sequence)."""
+    from wamdiff2_ros.training.archive import run_file
     from wamdiff2_ros.training.engine import LOG_FILE, read_log
     from wamdiff2_ros.training.plots import plot_ladder
+
+    def logs_of(names: Sequence[str]) -> dict[str, list[dict[str, float]]]:
+        return {n: read_log(path) if (path := run_file(runs, n, LOG_FILE, archive)) else [] for n in names}
 
     out = []
     for names, file, title in ((LADDER_RUNS, "training_ladder_loss.png", "tiny: stage 0 -> I -> II -> III"),
                                (TEACHER_RUNS, "training_teacher_loss.png", "small teacher: stage 0 -> I"),
                                (V2_RUNS, "training_v2_loss.png", "v2: continued AR -> I (B=4 -> 32, long) -> II")):
-        logs = {n: read_log(runs / n / LOG_FILE) for n in names}
+        logs = logs_of(names)
         if any(logs.values()):
             out.append(plot_ladder(logs, images / file, title=title))
-    logs = {n: read_log(runs / n / LOG_FILE) for n in V3_RUNS}
-    if any(logs.values()):  # parallel runs from the same start: the masked-diffusion term side by side
-        out.append(plot_ladder(logs, images / "training_v3_loss.png", overlay=True, key="diffusion",
-                               title="v3: v2 B=32 on the AR teacher's answers, without / with certainty forcing"))
+    # parallel runs from the same start: the masked-diffusion term side by side
+    for names, file, title in ((V3_RUNS, "training_v3_loss.png",
+                                "v3: v2 B=32 on the AR teacher's answers, without / with certainty forcing"),
+                               (V4_RUNS, "training_v4_loss.png",
+                                "v4: the v3 student, certainty 1.0, on 1x / 2x teacher-labelled scenes")):
+        logs = logs_of(names)
+        if any(logs.values()):
+            out.append(plot_ladder(logs, images / file, overlay=True, key="diffusion", title=title))
     return out
 
 
-def _stage_table(runs: Path) -> str:
+def _stage_table(runs: Path, archive: Path | None = None) -> str:
+    from wamdiff2_ros.training.archive import read_json
+
     lines = ["| run | stage | B | steps | wall time (min) | final loss |", "|---|---|---|---|---|---|"]
-    for name in (*LADDER_RUNS[:-1], *TEACHER_RUNS, LADDER_RUNS[-1], *CONTINUED_RUNS, *V2_RUNS, *V3_RUNS):
-        path = runs / name / "train_summary.json"
-        if not path.is_file():
+    for name in (*LADDER_RUNS[:-1], *TEACHER_RUNS, LADDER_RUNS[-1], *CONTINUED_RUNS, *V2_RUNS, *V3_RUNS, *V4_RUNS):
+        s = read_json(runs, name, "train_summary.json", archive)
+        if not s:
             continue
-        s = json.loads(path.read_text())
         lines.append(f"| {name} | {s.get('stage', '-')} | {s.get('block_size', '-')} | {s.get('steps', '-')} |"
                      f" {s.get('wall_time_s', float('nan')) / 60:.1f} | {s.get('final_loss', float('nan')):.4f} |")
     return "\n".join(lines)
@@ -342,7 +376,41 @@ def _targets(results: dict[str, Any]) -> list[str]:
     return out
 
 
-def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, images: Path) -> Path:
+def _speed_lines(tables: dict[str, dict[str, Any]]) -> list[str]:
+    """One decode tokens/s column per torch thread count, tokens / forward from the first."""
+    if not tables:
+        return []
+    counts = list(tables)
+    lines = ["| model | " + " | ".join(f"decode tokens/s, {_threads(c)}" for c in counts) + " | tokens / forward |",
+             "|---|" + "---|" * (len(counts) + 1)]
+    for label in tables[counts[0]]:
+        cells = [f"{tables[c][label]['decode_tokens_per_second']:.1f}" if label in tables[c] else "-" for c in counts]
+        lines.append(f"| {label} | {' | '.join(cells)} | {tables[counts[0]][label]['tokens_per_forward']:.2f} |")
+    return [*lines, ""]
+
+
+def _final_section(results: dict[str, Any]) -> list[str]:
+    """The rows scored on every held-out sample and timed together, with the targets judged on them."""
+    final = results.get(FINAL) or {}
+    rows, tables = final.get("rows") or {}, final.get("speed_threads") or {}
+    if not rows:
+        return []
+    samples = next(iter(rows.values())).get("samples", {})
+    text = ["## Final comparison: every held-out sample", "",
+            "The checkpoints still on disk scored again on the whole held-out split ("
+            + ", ".join(f"{n} {task}" for task, n in samples.items()) + " samples; the table above uses at most"
+            " 50 per task and its planning L2 moves by several percent between subsets), then timed interleaved on"
+            f" the same planning prompts{' (' + str(final['speed_prompts']) + ' prompts)' if 'speed_prompts' in final else ''}."
+            " The issue's targets are judged on this footing.", "",
+            markdown_table(rows), "", *_speed_lines(tables)]
+    targets = _targets({**rows, "_speed_threads": tables})
+    if targets:
+        text += ["### Targets of the issue (this table)", "", *targets, ""]
+    return text
+
+
+def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, images: Path,
+                   archive: Path | None = None) -> Path:
     """docs/RESULTS.md: the setup, the per-stage training table, the results table, targets and plots."""
     rel = lambda p: Path(p).relative_to(path.parent) if Path(p).is_relative_to(path.parent) else Path(p)  # noqa: E731
     text = [
@@ -387,23 +455,16 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
     ]
     tables = _speed_tables(results)
     if tables:
-        counts = list(tables)
         text += ["Decode speed measured again with the models interleaved on the same planning prompts"
                  " (`speed_comparison`, less sensitive to the machine's load than the per-row numbers above),"
-                 " with 1 torch thread and with both cores where measured:", "",
-                 "| model | " + " | ".join(f"decode tokens/s, {_threads(c)}" for c in counts)
-                 + " | tokens / forward |", "|---|" + "---|" * (len(counts) + 1)]
-        for label in tables[counts[0]]:
-            cells = [f"{tables[c][label]['decode_tokens_per_second']:.1f}" if label in tables[c] else "-"
-                     for c in counts]
-            text.append(f"| {label} | {' | '.join(cells)} | {tables[counts[0]][label]['tokens_per_forward']:.2f} |")
-        text.append("")
+                 " with 1 torch thread and with both cores where measured:", "", *_speed_lines(tables)]
     if "_constant_velocity_l2" in results:
         text += [f"Reference without a model: the constant-velocity plan scores L2 {results['_constant_velocity_l2']:.3f} m"
                  " on the same planning samples.", ""]
     targets = _targets(results)
     if targets:
-        text += ["## Targets of the issue", "", *targets, ""]
+        text += [f"## Targets of the issue on the table above ({limit} samples per task)", "", *targets, ""]
+    text += _final_section(results)
     text += [
         "## Reading the table",
         "",
@@ -449,7 +510,7 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
         " teacher) does not hold at this budget.",
         "",
     ]
-    text += ["## Training runs", "", _stage_table(runs), ""]
+    text += ["## Training runs", "", _stage_table(runs, archive), ""]
     for name in ("training_ladder_loss.png", "training_teacher_loss.png", "training_v2_loss.png",
                  "training_v3_loss.png", "training_ladder_results.png"):
         if (images / name).is_file():
@@ -457,6 +518,53 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(text))
     return path
+
+
+def _on_disk(runs: Path, rows: Sequence[Row]) -> dict[str, tuple[str, int]]:
+    """``{speed label or key: (checkpoint dir, B)}`` of the rows whose checkpoint is under ``runs``."""
+    return {SPEED_LABELS.get(r.key, r.key): (str(runs / r.checkpoint), r.block_size) for r in rows
+            if (runs / r.checkpoint / "config.json").is_file()}
+
+
+def _load(runs: Path, row: Row) -> Any:
+    """The row's model, or None (with a message) when its checkpoint is missing or broken."""
+    from wamdiff2_ros.model.loader import ModelLoadError, load_model
+
+    path = runs / row.checkpoint
+    if not (path / "config.json").is_file():
+        print(f"skip {row.key}: no checkpoint at {path}")
+        return None
+    try:
+        return load_model(path, block_size=row.block_size)
+    except ModelLoadError as exc:
+        print(f"skip {row.key}: {exc}", file=sys.stderr)
+        return None
+
+
+def _score(vla: Any, samples: dict[str, list[dict[str, Any]]], row: Row, runs: Path) -> dict[str, Any]:
+    start = time.perf_counter()
+    result = evaluate_model(vla, samples, row.block_size)
+    result["eval_wall_s"] = time.perf_counter() - start
+    result["checkpoint"] = str(runs / row.checkpoint)
+    print(f"{row.key}: L2 {result['planning_l2']:.3f}  parsed {result['planning_parse_rate']:.2f}  "
+          f"QA {result['qa_accuracy']:.2f}  mAP {result['detection_map']:.3f}  "
+          f"{result['decode_tokens_per_second']:.1f} tok/s  {result['tokens_per_forward']:.2f} tok/fwd")
+    return result
+
+
+def _time(names: dict[str, tuple[str, int]], prompts: list[dict[str, Any]],
+          threads: Sequence[int]) -> dict[str, dict[str, Any]]:
+    """Interleaved decode speed of ``names`` on ``prompts``, one table per torch thread count."""
+    import torch
+
+    tables = {}
+    for count in threads:
+        torch.set_num_threads(count)
+        tables[str(count)] = speed_comparison(names, prompts)
+        print(f"speed, {_threads(str(count))}: " + ", ".join(
+            f"{k} {v['decode_tokens_per_second']:.1f} tok/s" for k, v in tables[str(count)].items()))
+    torch.set_num_threads(1)
+    return tables
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -470,70 +578,86 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--images", default="docs/images")
     parser.add_argument("--speed", type=int, default=0, help="also time AR vs B=32 interleaved on this many prompts")
     parser.add_argument("--speed-threads", default="1", help="comma-separated torch thread counts for --speed")
+    parser.add_argument("--final", nargs="*", default=None,
+                        help="row keys to score on every held-out sample (the footing the targets are judged on)")
+    parser.add_argument("--final-speed", type=int, default=0,
+                        help="time the --final table's rows interleaved on this many planning prompts")
+    parser.add_argument("--store", default="docs/results.json", help="the scores (kept in the repository)")
+    parser.add_argument("--archive", default=None, help="where runs' records are kept (default: docs/runs)")
     args = parser.parse_args(argv)
 
     import torch
 
-    from wamdiff2_ros.model.loader import ModelLoadError, load_model
+    from wamdiff2_ros.model.loader import load_model
+    from wamdiff2_ros.training.archive import archive_runs
 
     torch.set_num_threads(1)
     runs = Path(args.runs)
-    store = runs / "results.json"
-    results: dict[str, Any] = json.loads(store.read_text()) if store.is_file() else {}
-    samples = None
+    store = Path(args.store)
+    archive = Path(args.archive) if args.archive else None
+    copied = archive_runs(runs, ALL_RUNS, archive)
+    if copied:
+        print(f"archived the record of {len(copied)} runs: {', '.join(copied)}")
+    results = update_store(store, lambda r: None)
+    held: list[dict[str, Any]] | None = None
+
+    def heldout() -> list[dict[str, Any]]:
+        nonlocal held
+        if held is None:
+            on_disk = list(_on_disk(runs, ROWS).values())
+            if not on_disk:
+                raise SystemExit(f"error: no checkpoint of the table under {runs}")
+            held = heldout_rows(load_model(on_disk[0][0]), args.heldout, runs / "cache")
+        return held
+
     for row in ROWS:
         if args.only is not None and row.key not in args.only:
             continue
         if row.key in results and not args.force:
             continue
-        path = runs / row.checkpoint
-        if not (path / "config.json").is_file():
-            print(f"skip {row.key}: no checkpoint at {path}")
+        vla = _load(runs, row)
+        if vla is None:
             continue
-        try:
-            vla = load_model(path, block_size=row.block_size)
-        except ModelLoadError as exc:
-            print(f"skip {row.key}: {exc}", file=sys.stderr)
+        result = _score(vla, pick(heldout(), args.limit), row, runs)
+        results = update_store(store, lambda r, k=row.key, v=result: r.__setitem__(k, v))
+    for key in args.final or []:
+        row = ROW_BY_KEY.get(key)
+        if row is None:
+            print(f"error: --final {key}: no such row (one of {', '.join(ROW_BY_KEY)})", file=sys.stderr)
+            return 2
+        if key in (results.get(FINAL) or {}).get("rows", {}) and not args.force:
             continue
-        if samples is None:
-            samples = pick(heldout_rows(vla, args.heldout, runs / "cache"), args.limit)
-        start = time.perf_counter()
-        result = evaluate_model(vla, samples, row.block_size)
-        result["eval_wall_s"] = time.perf_counter() - start
-        result["checkpoint"] = str(path)
-        results[row.key] = result
-        store.write_text(json.dumps(results, indent=2) + "\n")
-        print(f"{row.key}: L2 {result['planning_l2']:.3f}  parsed {result['planning_parse_rate']:.2f}  "
-              f"QA {result['qa_accuracy']:.2f}  mAP {result['detection_map']:.3f}  "
-              f"{result['decode_tokens_per_second']:.1f} tok/s  {result['tokens_per_forward']:.2f} tok/fwd")
+        vla = _load(runs, row)
+        if vla is None:
+            continue
+        result = _score(vla, pick(heldout(), 0), row, runs)
+        results = update_store(store, lambda r, k=key, v=result: r.setdefault(FINAL, {}).setdefault("rows", {})
+                               .__setitem__(k, v))
+    threads = [int(t) for t in args.speed_threads.split(",") if t.strip()]
     if args.speed and "ar" in results:
-        names = {}
-        for key, label in SPEED_LABELS.items():
-            if key in results:
-                row = next(r for r in ROWS if r.key == key)
-                names[label] = (str(runs / row.checkpoint), row.block_size)
-        samples = samples or pick(heldout_rows(load_model(runs / "tiny-ar"), args.heldout, runs / "cache"), args.limit)
-        results["_speed_threads"] = {}
-        for threads in [int(t) for t in args.speed_threads.split(",") if t.strip()]:
-            torch.set_num_threads(threads)
-            table = speed_comparison(names, samples["planning"][: args.speed])
-            results["_speed_threads"][str(threads)] = table
-            print(f"speed, {threads} thread(s): " + ", ".join(
-                f"{k} {v['decode_tokens_per_second']:.1f} tok/s" for k, v in table.items()))
-        torch.set_num_threads(1)
-        results.pop("_speed", None)  # superseded: _speed_tables reads _speed_threads
-        store.write_text(json.dumps(results, indent=2) + "\n")
-    if "_constant_velocity_l2" not in results and (runs / "tiny-ar" / "config.json").is_file():
-        samples = samples or pick(heldout_rows(load_model(runs / "tiny-ar"), args.heldout, runs / "cache"), args.limit)
-        results["_constant_velocity_l2"] = constant_velocity_l2(samples)
-        store.write_text(json.dumps(results, indent=2) + "\n")
+        names = _on_disk(runs, [ROW_BY_KEY[k] for k in SPEED_LABELS if k in results])
+        lost = [k for k in SPEED_LABELS if k in results and SPEED_LABELS[k] not in names]
+        if lost and not args.force:
+            print(f"--speed skipped: no checkpoint for {', '.join(lost)} (--force times the rest alone)")
+        else:
+            tables = _time(names, pick(heldout(), args.limit)["planning"][: args.speed], threads)
+            results = update_store(store, lambda r: (r.__setitem__("_speed_threads", tables), r.pop("_speed", None)))
+    if args.final_speed:
+        final_keys = [k for k in SPEED_LABELS if k in (results.get(FINAL) or {}).get("rows", {})]
+        names = _on_disk(runs, [ROW_BY_KEY[k] for k in final_keys])
+        tables = _time(names, pick(heldout(), 0)["planning"][: args.final_speed], threads)
+        results = update_store(store, lambda r: r.setdefault(FINAL, {}).update(
+            speed_threads=tables, speed_prompts=args.final_speed))
+    if "_constant_velocity_l2" not in results and held is not None:
+        cv = constant_velocity_l2(pick(held, args.limit))
+        results = update_store(store, lambda r: r.__setitem__("_constant_velocity_l2", cv))
     table = {k: v for k, v in results.items() if not k.startswith("_")}
     print(markdown_table(table))
     images = Path(args.images)
     plot_results(table, images)
-    plot_training(runs, images)
+    plot_training(runs, images, archive)
     if args.out:
-        write_markdown(results, runs, Path(args.out), args.limit, images)
+        write_markdown(results, runs, Path(args.out), args.limit, images, archive)
     return 0
 
 

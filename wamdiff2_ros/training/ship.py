@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from wamdiff2_ros.training.archive import read_json, targets_info
+
 MODEL_FILES = (
     "config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
     "chat_template.jinja", "preprocessor_config.json", "video_preprocessor_config.json",
@@ -65,32 +67,31 @@ def copy_model(src: Path, dst: Path) -> Path:
     return dst
 
 
-def command(run: Path, sub: str, config: str) -> str:
+def command(runs: Path, run: str, sub: str, config: str) -> str:
     """The exact training command of a run: its config file plus the ``key=value`` overrides it was started with."""
     import dataclasses
 
     from wamdiff2_ros.training.config import load_config
 
     text = f"wamdiff2 train {sub} --config config/train/{config}"
-    used = run / "train_config.json"
+    ran = read_json(runs, run, "train_config.json")
     base_file = Path(__file__).resolve().parents[2] / "config" / "train" / config
-    if not used.is_file() or not base_file.is_file():
+    if not ran or not base_file.is_file():
         return text
-    ran, base = json.loads(used.read_text()), dataclasses.asdict(load_config(base_file))
+    base = dataclasses.asdict(load_config(base_file))
     skip = {"progress", "save_every", "num_threads"}
     extra = [f"{k}={v}" for k, v in ran.items() if k not in skip and k != "data" and base.get(k) != v]
     extra += [f"data.{k}={v}" for k, v in ran.get("data", {}).items() if base["data"].get(k) != v]
     return " ".join([text, *extra])
 
 
-def relabel_row(run: Path, config: str) -> str | None:
+def relabel_row(runs: Path, run: str, config: str) -> str | None:
     """The card's table row of the ``wamdiff2 train relabel`` step whose targets ``run`` trained on, if any."""
-    used = run / "train_config.json"
-    targets = json.loads(used.read_text()).get("data", {}).get("targets") if used.is_file() else None
+    targets = read_json(runs, run, "train_config.json").get("data", {}).get("targets")
     if not targets:
         return None
     path = Path(targets)
-    info = json.loads(path.read_text()) if path.is_file() else {}
+    info = targets_info(path)
     cmd = (f"wamdiff2 train relabel --teacher {info.get('teacher', '?')} --config config/train/{config}"
            f" --out {targets} --tasks {','.join(info.get('tasks', ['planning']))}")
     kept = f"{info.get('kept', '?')} answers kept, {info.get('rejected', '?')} rejected"
@@ -109,11 +110,6 @@ def lineage_text(run: str) -> str:
     return " -> ".join(f"`{folder}` ({STAGE_NAMES.get(sub, sub)})" for folder, sub, _ in stages)
 
 
-def _summary(run: Path) -> dict[str, Any]:
-    path = run / "train_summary.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
-
-
 def card(name: str, run: str, runs: Path, result: dict[str, Any] | None, description: str) -> str:
     """The README.md of a shipped model."""
     lines = [f"# {name}", "", description, ""]
@@ -124,13 +120,13 @@ def card(name: str, run: str, runs: Path, result: dict[str, Any] | None, descrip
               "| stage | command | steps | wall time (s) | final loss |", "|---|---|---|---|---|"]
     total = 0.0
     for folder, sub, config in LINEAGE.get(run, []):
-        s = _summary(runs / folder)
+        s = read_json(runs, folder, "train_summary.json")
         wall = float(s.get("wall_time_s", float("nan")))
         total += wall if wall == wall else 0.0
-        relabel = relabel_row(runs / folder, config)
+        relabel = relabel_row(runs, folder, config)
         if relabel and relabel not in lines:  # once per targets file
             lines.append(relabel)
-        lines.append(f"| {folder} | `{command(runs / folder, sub, config)}` | {s.get('steps', '-')} |"
+        lines.append(f"| {folder} | `{command(runs, folder, sub, config)}` | {s.get('steps', '-')} |"
                      f" {wall:.0f} | {float(s.get('final_loss', float('nan'))):.4f} |")
     lines += ["", f"Total training wall time: {total / 60:.1f} min on a shared 2-core CPU (one thread per run).", ""]
     if result:
