@@ -5,8 +5,10 @@
 #   (small B=32 -> tiny B=32) -> held-out evaluation -> docs/RESULTS.md (+ docs/images/ plots).
 # Then the continued runs (`long`: AR +2000 steps, the stage III student +1500 steps at B=32) and the
 # `v2` chain (stage I again from the continued AR, a long B=32 stage, stage II forked at step 1000), and the
-# `v3` runs (the v2 B=32 model trained on the AR teacher's answers, without and with certainty forcing).
-# Usage: tools/reproduce.sh [all|data|train|long|v2|v3|eval|tiny|small|final]
+# `v3` runs (the v2 B=32 model trained on the AR teacher's answers, without and with certainty forcing), and the
+# `v4` runs (the shipped v3 student, certainty 1.0, on the training scenes and on twice as many teacher-labelled
+# scenes).
+# Usage: tools/reproduce.sh [all|data|train|long|v2|v3|v4|eval|final-eval|tiny|small|final]
 #   (env: PY, RUNS, NPROC, EVAL_LIMIT, SHIP=1 copies checkpoints)
 # The small-teacher chain runs concurrently with the tiny chain (two single-thread processes).
 # NPROC>1 runs every stage under torchrun (DDP, gloo on CPU, NCCL on GPU).
@@ -42,8 +44,10 @@ import sys
 from pathlib import Path
 from wamdiff2_ros.data.synth import synthesize
 runs = Path(sys.argv[1])
-for split, logs, frames, seed in (("synth-train", 24, 60, 1), ("synth-heldout", 4, 40, 2)):
-    if not (runs / "data" / split / "navsim_logs").is_dir():
+# synth-train-x2: the training worlds plus as many more (seed 3), for the teacher to label (v4)
+for split, logs, frames, seed in (("synth-train", 24, 60, 1), ("synth-heldout", 4, 40, 2),
+                                  ("synth-train-x2", 24, 60, 1), ("synth-train-x2", 24, 60, 3)):
+    if not (runs / "data" / split / "navsim_logs" / "synthetic" / f"synthetic_s{seed}_0000.pkl").is_file():
         synthesize(runs / "data" / split, num_logs=logs, num_frames=frames, seed=seed, size=(256, 128))
 PYEOF
 }
@@ -144,12 +148,32 @@ v3_chain() {  # the v2 B=32 model trained on the AR teacher's answers (sequence-
   wait "$w1" || { echo "v3 certainty 1.0 run failed, see $RUNS/logs/v3_kd_cf2_w1.log"; exit 1; }
 }
 
+v4_runs() {  # the shipped v3 student, certainty 1.0: on the training scenes / on twice as many (side by side)
+  local targets="$RUNS/data/kd-targets-x2.json"
+  "$PY" -m wamdiff2_ros.cli train relabel --teacher "$RUNS/tiny-ar-long" --config "$CFG/adapt_b32.yaml" \
+    --out "$targets" "data.logs_dir=$RUNS/data/synth-train-x2" "data.cache_dir=$RUNS/cache" "output_dir=$RUNS/v4-b32-x2-w1"
+  local common=("data.targets=$targets" certainty_weight=1.0 steps=3000 lr=2e-4 warmup_steps=20 save_every=250)
+  mapfile -t p < <(paths v4-b32-w1 v3-b32-kd-cf2)
+  train adapt adapt_b32.yaml "${p[@]}" "${common[@]}" > "$RUNS/logs/v4_w1.log" 2>&1 &
+  local w1=$!
+  mapfile -t p < <(paths v4-b32-x2-w1 v3-b32-kd-cf2)
+  train adapt adapt_b32.yaml "${p[@]}" "${common[@]}" "data.logs_dir=$RUNS/data/synth-train-x2"
+  wait "$w1" || { echo "v4 run failed, see $RUNS/logs/v4_w1.log"; exit 1; }
+}
+
 evaluate() {
   "$PY" -m wamdiff2_ros.training.results --runs "$RUNS" --heldout "$RUNS/data/synth-heldout" \
     --limit "$EVAL_LIMIT" --out docs/RESULTS.md --images docs/images
+  final_eval
   if [ "${SHIP:-0}" = 1 ]; then
-    "$PY" -m wamdiff2_ros.training.ship --runs "$RUNS" --results "$RUNS/results.json"
+    "$PY" -m wamdiff2_ros.training.ship --runs "$RUNS"
   fi
+}
+
+final_eval() {  # the shipped AR, the v3 student and the v4 runs on every held-out sample, timed together
+  "$PY" -m wamdiff2_ros.training.results --runs "$RUNS" --heldout "$RUNS/data/synth-heldout" --limit 50 --only \
+    --final ar_long v3_b32_cf2 v4_b32_w1 v4_b32_x2_w1 --final-speed 20 --speed-threads 1,2 \
+    --out docs/RESULTS.md --images docs/images
 }
 
 case "$PHASE" in
@@ -161,7 +185,9 @@ case "$PHASE" in
   long) long_runs ;;
   v2) v2_chain ;;
   v3) v3_chain ;;
+  v4) v4_runs ;;
   eval) evaluate ;;
-  all) data; train_all; long_runs; v2_chain; v3_chain; evaluate ;;
-  *) echo "usage: $0 [all|data|train|long|v2|v3|eval|tiny|small|final]"; exit 2 ;;
+  final-eval) final_eval ;;
+  all) data; train_all; long_runs; v2_chain; v3_chain; v4_runs; evaluate ;;
+  *) echo "usage: $0 [all|data|train|long|v2|v3|v4|eval|final-eval|tiny|small|final]"; exit 2 ;;
 esac

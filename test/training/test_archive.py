@@ -88,3 +88,25 @@ def test_final_comparison_scores_every_heldout_sample_and_judges_the_targets_the
     assert main([*base, "--final", "ar_long"]) == 0  # already scored: kept, not redone
     assert json.loads(store.read_text())[FINAL]["rows"]["ar_long"]["eval_wall_s"] == wall
     assert main([*base, "--final", "no_such_row"]) == 2
+
+
+def test_cards_are_rebuilt_from_the_archive_when_runs_are_gone(tmp_path, monkeypatch):
+    """A shipped card names each stage's exact command and the relabel step even after runs/ was deleted."""
+    import wamdiff2_ros.training.archive as archive_module
+    from wamdiff2_ros.training.ship import command, relabel_row
+
+    runs, archive = tmp_path / "runs", tmp_path / "archive"
+    targets = tmp_path / "kd.json"
+    targets.write_text(json.dumps({"version": 1, "teacher": "ckpt/ar", "tasks": ["planning"], "kept": 7,
+                                   "rejected": 1, "wall_s": 12.0, "answers": {}}))
+    run = _run(runs, "v4-x", targets=str(targets))
+    (run / "train_config.json").write_text(json.dumps({"stage": "adapt", "block_size": 32, "steps": 99, "lr": 2e-4,
+                                                       "certainty_weight": 1.0, "data": {"targets": str(targets)}}))
+    archive_runs(runs, ["v4-x"], archive)
+    monkeypatch.setattr(archive_module, "ARCHIVE", archive)
+    before = command(runs, "v4-x", "adapt", "adapt_b32.yaml"), relabel_row(runs, "v4-x", "adapt_b32.yaml")
+    (runs / "v4-x" / "train_config.json").unlink()
+    targets.unlink()
+    after = command(runs, "v4-x", "adapt", "adapt_b32.yaml"), relabel_row(runs, "v4-x", "adapt_b32.yaml")
+    assert after == before
+    assert "steps=99" in after[0] and "certainty_weight=1.0" in after[0] and "7 answers kept, 1 rejected" in after[1]

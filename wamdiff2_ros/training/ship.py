@@ -52,6 +52,9 @@ LINEAGE["v3-b32-kd"] = LINEAGE["v2-b32"] + [("v3-b32-kd", "adapt", "adapt_b32.ya
 LINEAGE["v3-b32-kd-cf"] = LINEAGE["v2-b32"] + [("v3-b32-kd-cf", "adapt", "adapt_b32.yaml")]
 LINEAGE["v3-b32-kd-cf2"] = LINEAGE["v3-b32-kd-cf"] + [("v3-b32-kd-cf2", "adapt", "adapt_b32.yaml")]
 LINEAGE["v3-b32-kd-cf2-w1"] = LINEAGE["v3-b32-kd-cf"] + [("v3-b32-kd-cf2-w1", "adapt", "adapt_b32.yaml")]
+# v4: the shipped v3 student, certainty 1.0, on the teacher's answers for the training scenes / twice as many scenes.
+LINEAGE["v4-b32-w1"] = LINEAGE["v3-b32-kd-cf2"] + [("v4-b32-w1", "adapt", "adapt_b32.yaml")]
+LINEAGE["v4-b32-x2-w1"] = LINEAGE["v3-b32-kd-cf2"] + [("v4-b32-x2-w1", "adapt", "adapt_b32.yaml")]
 
 
 def copy_model(src: Path, dst: Path) -> Path:
@@ -147,7 +150,8 @@ def card(name: str, run: str, runs: Path, result: dict[str, Any] | None, descrip
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="runs")
-    parser.add_argument("--results", default=None, help="results.json of training.results (scores for the cards)")
+    parser.add_argument("--results", default="docs/results.json",
+                        help="the scores store of training.results (cards show the every-sample scores when present)")
     parser.add_argument("--student", default="tiny-b32-final", help="run folder of the shipped B=32 student")
     parser.add_argument("--student-key", default="b32_iii", help="its row key in results.json")
     parser.add_argument("--ar", default="tiny-ar", help="run folder of the shipped AR baseline")
@@ -157,6 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     runs, out = Path(args.runs), Path(args.out)
     results = json.loads(Path(args.results).read_text()) if args.results and Path(args.results).is_file() else {}
+    results = {**results, **(results.get("_final") or {}).get("rows", {})}  # every-sample scores first
     shipped = [
         ("wamdiff2-tiny-ar", args.ar, args.ar_key,
          f"The autoregressive baseline (B=1, stage 0) of the `tiny` preset, from run `{args.ar}`: a"
