@@ -12,8 +12,10 @@ confidence threshold 0.9) at the row's block size and scores:
 - speed: decode tokens/s and tokens per forward from the engine's own statistics.
 
 ``python -m wamdiff2_ros.training.results --runs runs --heldout runs/data/synth-heldout``
-evaluates the rows whose checkpoints exist (cached in ``RUNS/results.json``) and writes
-the markdown table and the plots.
+evaluates the rows whose checkpoints exist (scores kept in ``docs/results.json``, the
+runs' records in ``docs/runs/``) and writes the markdown table and the plots.
+``--final KEY ...`` scores rows on every held-out sample and ``--final-speed N`` times
+them interleaved: the footing the issue's targets are judged on.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Copy trained models into ``checkpoints/`` (model, tokenizer, processor files only) with a model card.
 
-``python -m wamdiff2_ros.training.ship --runs runs --results runs/results.json`` copies
+``python -m wamdiff2_ros.training.ship --runs runs --results docs/results.json`` copies
 ``RUNS/tiny-ar`` to ``checkpoints/wamdiff2-tiny-ar`` and the chosen B=32 student to
 ``checkpoints/wamdiff2-tiny-b32``; each gets a README.md card with the stages that made
 it (command, config, data seed, wall time) and its held-out scores.
