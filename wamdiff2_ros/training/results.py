@@ -526,7 +526,7 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
     ]
     text += ["## Training runs", "", _stage_table(runs, archive), ""]
     for name in ("training_ladder_loss.png", "training_teacher_loss.png", "training_v2_loss.png",
-                 "training_v3_loss.png", "training_ladder_results.png"):
+                 "training_v3_loss.png", "training_v4_loss.png", "training_ladder_results.png"):
         if (images / name).is_file():
             text += [f"![{name}]({rel(images / name)})", ""]
     path.parent.mkdir(parents=True, exist_ok=True)
