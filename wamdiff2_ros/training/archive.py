@@ -19,7 +19,6 @@ from pathlib import Path
 
 ARCHIVE = Path(__file__).resolve().parents[2] / "docs" / "runs"
 RUN_FILES = ("train_summary.json", "train_config.json")
-LOG_FILE = "train_log.csv"
 LOG_STRIDE = 10
 TARGETS_DIR = "targets"
 
@@ -53,6 +52,8 @@ def _thin_log(src: Path, dst: Path, stride: int) -> None:
 def archive_runs(runs: Path, names: Iterable[str], archive: Path | None = None,
                  stride: int = LOG_STRIDE) -> list[str]:
     """Copy the record of every finished run among ``names`` under ``archive``; returns the runs copied."""
+    from wamdiff2_ros.training.engine import LOG_FILE
+
     archive = archive or ARCHIVE
     copied = []
     for name in names:
@@ -66,8 +67,7 @@ def archive_runs(runs: Path, names: Iterable[str], archive: Path | None = None,
                 shutil.copy2(src / filename, dst / filename)
         if (src / LOG_FILE).is_file():
             _thin_log(src / LOG_FILE, dst / LOG_FILE, stride)
-        config = json.loads((src / "train_config.json").read_text()) if (src / "train_config.json").is_file() else {}
-        targets = config.get("data", {}).get("targets")
+        targets = read_json(runs, name, "train_config.json", archive).get("data", {}).get("targets")
         if targets and Path(targets).is_file():
             archive_targets(Path(targets), archive)
         copied.append(name)
