@@ -14,7 +14,7 @@ from wamdiff2_ros.decoding.fast import FastEngine, batch_bucket, decode_mask
 
 @pytest.mark.parametrize(("field", "value"), [
     ("block_size", 0), ("confidence_threshold", 1.5), ("max_steps_per_block", 0), ("max_new_tokens", 0),
-    ("engine", "turbo"), ("attention_backend", "xformers"), ("cuda_graphs", "yes"), ("dtype", "int8"),
+    ("engine", "turbo"), ("attention_backend", "xformers"), ("cuda_graphs", "yes"), ("dtype", "int8"), ("prune_committed", "yes"),
     ("device", "tpu"),
 ])
 def test_bad_config_names_the_field(field, value):
@@ -92,3 +92,26 @@ def test_decode_mask_shapes_and_fused_rows():
     assert fused[0, 0, 0].tolist() == [False] + [True] * 7 + [False] * 4  # clean half: not the new block
     assert torch.equal(fused[0, 0, 4:], step[0, 0])
     assert [batch_bucket(n) for n in (1, 2, 3, 5, 8)] == [1, 2, 4, 8, 8]
+
+
+@pytest.mark.parametrize(("spec", "parsed"), [
+    ("fast", ("fast", "auto", "auto", True)),
+    ("reference", ("reference", "auto", "auto", True)),
+    ("fast:sdpa+nographs", ("fast", "sdpa", False, True)),
+    ("fast:flashinfer+graphs", ("fast", "flashinfer", True, True)),
+    ("fast:sdpa+full", ("fast", "sdpa", "auto", False)),
+    ("fast:sdpa+nographs+full", ("fast", "sdpa", False, False)),
+])
+def test_bench_engine_variants_parse(spec, parsed):
+    from wamdiff2_ros.decoding.bench import parse_engine
+
+    assert parse_engine(spec) == parsed
+
+
+@pytest.mark.parametrize("spec", ["turbo", "fast:xformers", "fast:sdpa+graphs+nographs", "fast:sdpa+full+full",
+                                  "fast:sdpa+fast"])
+def test_bench_engine_variants_refused(spec):
+    from wamdiff2_ros.decoding.bench import parse_engine
+
+    with pytest.raises(ValueError):
+        parse_engine(spec)

@@ -57,11 +57,14 @@ class SdpaAttention:
                  scale: float) -> None:
         self.cache, self.slots, self.mask, self.kv_len, self.scale = cache, slots, mask, kv_len, scale
 
-    def __call__(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    def __call__(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                 queries: torch.Tensor | None = None) -> torch.Tensor:
+        """``queries`` (m,): q holds only these of the forward's n positions (k and v hold all n)."""
         rows, heads, n, head_dim = q.shape
         self.cache.write(layer, k, v, self.slots)
         keys, values = self.cache.dense(layer, rows, self.kv_len)
-        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=self.mask, scale=self.scale,
+        mask = self.mask if queries is None else self.mask.index_select(2, queries)
+        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, scale=self.scale,
                                              enable_gqa=heads != keys.shape[1])
         return out.transpose(1, 2).reshape(rows, n, heads * head_dim)
 

@@ -3,7 +3,8 @@
 Runs every engine variant on the same prompts in one process, prints a table, writes
 JSON ``{"model", "device", "parity", "rows": [...]}`` and, with ``--plot``, a PNG of
 tokens/s and forwards/s against block size. Engine variants: ``reference``,
-``fast`` (auto backend/graphs) or ``fast:<sdpa|flashinfer>[+graphs|+nographs]``.
+``fast`` (auto backend/graphs) or ``fast:<auto|sdpa|flashinfer>[+graphs|+nographs][+full]``
+(``+full``: every block position through the last layer, ``prune_committed`` off).
 ``--model`` is a checkpoint directory or a preset name (``tiny``, ``small``,
 ``2b-shape``: random weights, said so in the output). On a random model the
 diffusion decode commits about one token per step, so forwards/s is the number to
@@ -50,18 +51,25 @@ def decode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", default=None, help="optional PNG: tokens/s and forwards/s against block size")
 
 
-def parse_engine(spec: str) -> tuple[str, str, bool | str]:
-    """``"fast:flashinfer+graphs"`` -> ("fast", "flashinfer", True)."""
+def parse_engine(spec: str) -> tuple[str, str, bool | str, bool]:
+    """``"fast:flashinfer+graphs"`` -> ("fast", "flashinfer", True, True); ``+full`` turns ``prune_committed`` off."""
     name, _, rest = spec.strip().partition(":")
     if name not in ("reference", "fast"):
-        raise ValueError(f"unknown engine {spec!r}: use reference, fast or fast:<sdpa|flashinfer>[+graphs|+nographs]")
-    backend, graphs = "auto", "auto"
+        raise ValueError(f"unknown engine {spec!r}: use reference, fast or "
+                         "fast:<auto|sdpa|flashinfer>[+graphs|+nographs][+full]")
+    backend, graphs, prune = "auto", "auto", True
     if rest:
-        backend, _, flag = rest.partition("+")
-        if backend not in ("auto", "sdpa", "flashinfer") or flag not in ("", "graphs", "nographs"):
+        backend, *flags = rest.split("+")
+        if backend not in ("auto", "sdpa", "flashinfer") or len(set(flags)) != len(flags):
             raise ValueError(f"bad engine variant {spec!r}")
-        graphs = {"": "auto", "graphs": True, "nographs": False}[flag]
-    return name, backend, graphs
+        for flag in flags:
+            if flag in ("graphs", "nographs") and graphs == "auto":
+                graphs = flag == "graphs"
+            elif flag == "full":
+                prune = False
+            else:
+                raise ValueError(f"bad engine variant {spec!r}: unknown or conflicting flag {flag!r}")
+    return name, backend, graphs, prune
 
 
 def device_description(device: str = "cpu") -> str:
@@ -165,9 +173,10 @@ def run_variant(vla, prompts, spec, block_size, args) -> tuple[dict, list[list[l
     from wamdiff2_ros.decoding.config import DecodeConfig
     from wamdiff2_ros.decoding.reference import ReferenceDecoder
 
-    name, backend, graphs = parse_engine(spec)
+    name, backend, graphs, prune = parse_engine(spec)
     config = DecodeConfig(block_size=block_size, confidence_threshold=args.threshold, max_new_tokens=args.max_new_tokens,
-                          engine=name, attention_backend=backend, cuda_graphs=graphs, dtype=args.dtype, device=args.device)
+                          engine=name, attention_backend=backend, cuda_graphs=graphs, prune_committed=prune,
+                          dtype=args.dtype, device=args.device)
     engine = ReferenceDecoder(vla) if name == "reference" else fast_engine(vla)
     device = torch.device(args.device)
     if device.type == "cuda":

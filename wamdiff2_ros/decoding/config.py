@@ -32,7 +32,10 @@ class DecodeConfig:
     transformers' forward and cache) or "fast" (static KV cache engine).
     ``attention_backend``: fast engine only: "sdpa", "flashinfer" (GPU) or "auto"
     (FlashInfer when on CUDA and installed, else SDPA). ``cuda_graphs``: fast engine
-    only: True, False or "auto" (on when the device is CUDA).
+    only: True, False or "auto" (on when the device is CUDA). ``prune_committed``:
+    fast engine, eager forwards (no CUDA graph), B > 1: the last decoder layer runs
+    its queries only for the block positions still masked (keys and values for all),
+    which gives the same tokens; False runs every position (for comparison).
     """
 
     block_size: int = 32
@@ -42,6 +45,7 @@ class DecodeConfig:
     engine: str = "fast"
     attention_backend: str = "auto"
     cuda_graphs: bool | str = "auto"
+    prune_committed: bool = True
     dtype: str = "float32"
     device: str = "cpu"
 
@@ -70,6 +74,8 @@ class DecodeConfig:
             raise bad("attention_backend", f"must be one of {ATTENTION_BACKENDS}")
         if self.cuda_graphs not in (True, False, "auto"):
             raise bad("cuda_graphs", 'must be true, false or "auto"')
+        if not isinstance(self.prune_committed, bool):
+            raise bad("prune_committed", "must be true or false")
         if self.dtype not in DTYPES:
             raise bad("dtype", f"must be one of {DTYPES}")
         if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith("cuda")):

@@ -15,6 +15,9 @@ speed:
   The clean half's K/V are exactly what a separate clean forward would write, so the
   tokens are unchanged; ``forwards`` therefore counts denoise steps only (for B=1
   that is one forward per token, like ordinary AR decoding);
+* eager forwards (CPU) run the last layer's queries, attention output and MLP only
+  for the block columns still masked (and not for a fused clean block): nothing reads
+  the other columns' outputs, so the tokens are unchanged (``prune_committed``);
 * unmask selection is vectorised on the device (``selection.commit_step``); the only
   host syncs are one boolean per step ("is the block complete?", which ends the
   block) and one per block ("are all rows finished?");
@@ -119,8 +122,13 @@ class FastEngine:
         stack.layers_forward(hidden, cos, sin, attend, visual_mask, deepstack)
 
     def _forward(self, ids: torch.Tensor, positions: torch.Tensor, slots: torch.Tensor, mask: torch.Tensor,
-                 block: int, plan: FlashInferPlan | None = None) -> torch.Tensor:
-        """Decode forward over ``ids`` (rows, n); returns the last ``block`` positions' logits."""
+                 block: int, plan: FlashInferPlan | None = None, columns: torch.Tensor | None = None) -> torch.Tensor:
+        """Decode forward over ``ids`` (rows, n); returns the last ``block`` positions' logits.
+
+        ``columns`` (eager SDPA only): the block columns whose logits are wanted (the
+        still-masked ones); the last layer then runs its queries for those alone, and
+        the other columns' logits come back as NaN.
+        """
         stack = self.stack
         hidden = stack.embed_tokens(ids)
         cos, sin = self.rope_cos[positions], self.rope_sin[positions]
@@ -129,8 +137,14 @@ class FastEngine:
             attend = SdpaAttention(self.cache, slots, mask, None if kv_len == self.cache.slots else kv_len, stack.scale)
         else:
             attend = FlashInferAttention(plan, slots)
-        hidden = stack.layers_forward(hidden, cos, sin, attend)
-        return stack.logits(hidden[:, -block:])
+        if columns is None:
+            hidden = stack.layers_forward(hidden, cos, sin, attend)
+            return stack.logits(hidden[:, -block:])
+        keep = columns + (ids.shape[1] - block)
+        hidden = stack.layers_forward(hidden, cos, sin, attend, keep=keep)
+        kept = stack.logits(hidden)
+        logits = kept.new_full((kept.shape[0], block, kept.shape[2]), float("nan"))
+        return logits.index_copy_(1, columns, kept)
 
     def _plan(self, kind: str, rows: int, pads: list[int], start: int, block: int, graphs: bool) -> FlashInferPlan:
         key = (kind, rows, block)
@@ -150,6 +164,7 @@ class FastEngine:
         device = next(self.model.parameters()).device
         dtype = next(self.model.parameters()).dtype
         backend, use_graphs = self.settings(config, device)
+        prune = config.prune_committed and backend == "sdpa" and not use_graphs and config.block_size > 1
         block, threshold, cap = config.block_size, float(config.confidence_threshold), config.step_cap
         t0 = device_clock(device)
         prompt = prepare_prompt(vla, inputs, device)
@@ -207,7 +222,10 @@ class FastEngine:
                                   "mask": decode_mask(key_valid, start, block, True, kv_len)}
                 else:
                     inputs_now = {"ids": ids, "positions": positions, "slots": step_slots, "mask": step_mask}
-                forward = functools.partial(self._forward, block=block, plan=plans.get(kind))
+                columns = None
+                if prune:  # eager: the last layer only for still-masked columns (one host sync)
+                    columns = offsets if step == 1 else masked.any(dim=0).nonzero().squeeze(1)
+                forward = functools.partial(self._forward, block=block, plan=plans.get(kind), columns=columns)
                 if use_graphs:
                     logits = self.graphs.run((kind, rows, block, backend), forward, inputs_now)
                 else:

@@ -95,19 +95,35 @@ class TextStack:
 
     def layers_forward(self, hidden: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, attend,
                        visual_mask: torch.Tensor | None = None,
-                       deepstack: list[torch.Tensor] | None = None) -> torch.Tensor:
-        """Run all decoder layers over ``hidden`` (b, n, D); returns the final-normed hidden states."""
+                       deepstack: list[torch.Tensor] | None = None,
+                       keep: torch.Tensor | None = None) -> torch.Tensor:
+        """Run all decoder layers over ``hidden`` (b, n, D); returns the final-normed hidden states.
+
+        ``keep`` (m,) indexes the positions whose output is wanted: the last layer then
+        computes keys and values for all n positions (the cache needs them) but queries,
+        attention output and MLP only for those m, and (b, m, D) comes back. The kept
+        positions' values are the same as without ``keep``: nothing else reads the
+        last layer's other outputs.
+        """
         b, n, _ = hidden.shape
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+        last = self.num_layers - 1
         for index, w in enumerate(self.layers):
             h = rms_norm(hidden, w.input_norm, self.eps)
-            q = rms_norm(F.linear(h, w.q, w.q_bias).view(b, n, self.heads, self.head_dim), w.q_norm, self.eps)
             k = rms_norm(F.linear(h, w.k, w.k_bias).view(b, n, self.kv_heads, self.head_dim), w.k_norm, self.eps)
             v = F.linear(h, w.v, w.v_bias).view(b, n, self.kv_heads, self.head_dim)
-            q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-            q = q * cos + rotate_half(q) * sin
+            k, v = k.transpose(1, 2), v.transpose(1, 2)
             k = k * cos + rotate_half(k) * sin
-            hidden = hidden + F.linear(attend(index, q, k, v), w.o, w.o_bias)
+            queries, q_cos, q_sin = None, cos, sin
+            if keep is not None and index == last:
+                queries, q_cos, q_sin = keep, cos.index_select(2, keep), sin.index_select(2, keep)
+                h, hidden = h.index_select(1, keep), hidden.index_select(1, keep)
+            m = h.shape[1]
+            q = rms_norm(F.linear(h, w.q, w.q_bias).view(b, m, self.heads, self.head_dim), w.q_norm, self.eps)
+            q = q.transpose(1, 2)
+            q = q * q_cos + rotate_half(q) * q_sin
+            out = attend(index, q, k, v) if queries is None else attend(index, q, k, v, queries=queries)
+            hidden = hidden + F.linear(out, w.o, w.o_bias)
             h = rms_norm(hidden, w.post_norm, self.eps)
             hidden = hidden + F.linear(self.act(F.linear(h, w.gate)) * F.linear(h, w.up), w.down)
             if deepstack is not None and index < len(deepstack):
