@@ -80,7 +80,8 @@ def test_final_comparison_scores_every_heldout_sample_and_judges_the_targets_the
     assert final["rows"]["ar_long"]["samples"] == {"planning": 3, "understanding": 3, "perception": 3}
     assert set(final["speed_threads"]["1"]) == {"AR continued (B=1)", "v3 B=32 certainty, continued"}
     text = out.read_text()
-    assert "## Final comparison: every held-out sample" in text and "(1 prompts)" in text
+    assert "## Final comparison: every held-out sample" in text and "(1 prompts spread evenly over the split)" in text
+    assert final["speed_sample"] == "spread" and final["speed_prompts"] == 1
     judged = text[text.index("### Targets of the issue (this table)"):]
     assert "- v3: seq-KD + certainty (0.5), continued +2700 steps: " in judged and "interleaved timing, 1 thread" in judged
 

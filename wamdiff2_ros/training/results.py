@@ -391,6 +391,16 @@ def _speed_lines(tables: dict[str, dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
+def _speed_sample(final: dict[str, Any]) -> str:
+    """How the timed prompts were chosen: spread evenly over the split (since v5) or its first N (before)."""
+    if "speed_prompts" not in final:
+        return ""
+    count = final["speed_prompts"]
+    if final.get("speed_sample") == "spread":
+        return f" ({count} prompts spread evenly over the split)"
+    return f" (the split's first {count} prompts, frames of one scene)"
+
+
 def _final_section(results: dict[str, Any]) -> list[str]:
     """The rows scored on every held-out sample and timed together, with the targets judged on them."""
     final = results.get(FINAL) or {}
@@ -402,7 +412,7 @@ def _final_section(results: dict[str, Any]) -> list[str]:
             "The checkpoints still on disk scored again on the whole held-out split ("
             + ", ".join(f"{n} {task}" for task, n in samples.items()) + " samples; the table above uses at most"
             " 50 per task and its planning L2 moves by several percent between subsets), then timed interleaved on"
-            f" the same planning prompts{' (' + str(final['speed_prompts']) + ' prompts)' if 'speed_prompts' in final else ''}."
+            f" the same planning prompts{_speed_sample(final)}."
             " The issue's targets are judged on this footing.", "",
             markdown_table(rows), "", *_speed_lines(tables)]
     targets = _targets({**rows, "_speed_threads": tables})
@@ -590,12 +600,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="re-evaluate rows already in results.json")
     parser.add_argument("--out", default=None, help="write the markdown table here (e.g. docs/RESULTS.md)")
     parser.add_argument("--images", default="docs/images")
-    parser.add_argument("--speed", type=int, default=0, help="also time AR vs B=32 interleaved on this many prompts")
+    parser.add_argument("--speed", type=int, default=0, help="also time AR vs B=32 interleaved on this many planning prompts, spread evenly")
     parser.add_argument("--speed-threads", default="1", help="comma-separated torch thread counts for --speed")
     parser.add_argument("--final", nargs="*", default=None,
                         help="row keys to score on every held-out sample (the footing the targets are judged on)")
     parser.add_argument("--final-speed", type=int, default=0,
-                        help="time the --final table's rows interleaved on this many planning prompts")
+                        help="time the --final table's rows interleaved on this many planning prompts, spread evenly over the split")
     parser.add_argument("--store", default="docs/results.json", help="the scores (kept in the repository)")
     parser.add_argument("--archive", default=None, help="where runs' records are kept (default: docs/runs)")
     args = parser.parse_args(argv)
@@ -654,14 +664,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if lost and not args.force:
             print(f"--speed skipped: no checkpoint for {', '.join(lost)} (--force times the rest alone)")
         else:
-            tables = _time(names, pick(heldout(), args.limit)["planning"][: args.speed], threads)
+            tables = _time(names, pick(heldout(), args.speed)["planning"], threads)
             results = update_store(store, lambda r: (r.__setitem__("_speed_threads", tables), r.pop("_speed", None)))
     if args.final_speed:
         final_keys = [k for k in SPEED_LABELS if k in (results.get(FINAL) or {}).get("rows", {})]
         names = _on_disk(runs, [ROW_BY_KEY[k] for k in final_keys])
-        tables = _time(names, pick(heldout(), 0)["planning"][: args.final_speed], threads)
+        prompts = pick(heldout(), args.final_speed)["planning"]
+        tables = _time(names, prompts, threads)
         results = update_store(store, lambda r: r.setdefault(FINAL, {}).update(
-            speed_threads=tables, speed_prompts=args.final_speed))
+            speed_threads=tables, speed_prompts=len(prompts), speed_sample="spread"))
     if "_constant_velocity_l2" not in results and held is not None:
         cv = constant_velocity_l2(pick(held, args.limit))
         results = update_store(store, lambda r: r.__setitem__("_constant_velocity_l2", cv))
