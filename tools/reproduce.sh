@@ -7,8 +7,8 @@
 # `v2` chain (stage I again from the continued AR, a long B=32 stage, stage II forked at step 1000), and the
 # `v3` runs (the v2 B=32 model trained on the AR teacher's answers, without and with certainty forcing), and the
 # `v4` runs (the shipped v3 student, certainty 1.0, on the training scenes and on twice as many teacher-labelled
-# scenes).
-# Usage: tools/reproduce.sh [all|data|train|long|v2|v3|v4|eval|final-eval|tiny|small|final]
+# scenes), and the `v5` run (v4 on the training scenes continued on twice as many at certainty 2.0).
+# Usage: tools/reproduce.sh [all|data|train|long|v2|v3|v4|v5|eval|final-eval|tiny|small|final]
 #   (env: PY, RUNS, NPROC, EVAL_LIMIT, SHIP=1 copies checkpoints)
 # The small-teacher chain runs concurrently with the tiny chain (two single-thread processes).
 # NPROC>1 runs every stage under torchrun (DDP, gloo on CPU, NCCL on GPU).
@@ -161,6 +161,12 @@ v4_runs() {  # the shipped v3 student, certainty 1.0: on the training scenes / o
   wait "$w1" || { echo "v4 run failed, see $RUNS/logs/v4_w1.log"; exit 1; }
 }
 
+v5_run() {  # v4 (certainty 1.0, training scenes) continued on twice the teacher-labelled scenes at certainty 2.0
+  mapfile -t p < <(paths v5-b32-x2-w2 v4-b32-w1)
+  train adapt adapt_b32.yaml "${p[@]}" "data.targets=$RUNS/data/kd-targets-x2.json" certainty_weight=2.0 steps=2500 \
+    lr=2e-4 warmup_steps=20 save_every=250 "data.logs_dir=$RUNS/data/synth-train-x2"
+}
+
 evaluate() {
   "$PY" -m wamdiff2_ros.training.results --runs "$RUNS" --heldout "$RUNS/data/synth-heldout" \
     --limit "$EVAL_LIMIT" --out docs/RESULTS.md --images docs/images
@@ -172,7 +178,7 @@ evaluate() {
 
 final_eval() {  # the shipped AR, the v3 student and the v4 runs on every held-out sample, timed together
   "$PY" -m wamdiff2_ros.training.results --runs "$RUNS" --heldout "$RUNS/data/synth-heldout" --limit 50 --only \
-    --final ar_long v3_b32_cf2 v4_b32_w1 v4_b32_x2_w1 --final-speed 20 --speed-threads 1,2 \
+    --final ar_long v3_b32_cf2 v4_b32_w1 v4_b32_x2_w1 v5_b32_x2_w2 --final-speed 116 --speed-threads 1,2 \
     --out docs/RESULTS.md --images docs/images
 }
 
@@ -186,8 +192,9 @@ case "$PHASE" in
   v2) v2_chain ;;
   v3) v3_chain ;;
   v4) v4_runs ;;
+  v5) v5_run ;;
   eval) evaluate ;;
   final-eval) final_eval ;;
-  all) data; train_all; long_runs; v2_chain; v3_chain; v4_runs; evaluate ;;
-  *) echo "usage: $0 [all|data|train|long|v2|v3|v4|eval|final-eval|tiny|small|final]"; exit 2 ;;
+  all) data; train_all; long_runs; v2_chain; v3_chain; v4_runs; v5_run; evaluate ;;
+  *) echo "usage: $0 [all|data|train|long|v2|v3|v4|v5|eval|final-eval|tiny|small|final]"; exit 2 ;;
 esac

@@ -46,6 +46,8 @@ def decode_arguments(parser: argparse.ArgumentParser) -> None:
                         help="driving: the model's real tasks (planning, perception, understanding questions) on "
                              "front-camera frames of the synthetic world; generic: fixed short questions with noise "
                              "images; auto: driving for checkpoints, generic for presets (default)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="run every variant this many times, round-robin, and sum (evens out a busy machine; default: 1)")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: leave torch's default)")
     parser.add_argument("--json", required=True, help="where to write the JSON results")
     parser.add_argument("--plot", default=None, help="optional PNG: tokens/s and forwards/s against block size")
@@ -203,6 +205,22 @@ def run_variant(vla, prompts, spec, block_size, args) -> tuple[dict, list[list[l
     return row, answers
 
 
+def merge_rows(first: dict, again: dict) -> dict:
+    """One row from two runs of the same variant: counts and times summed, rates recomputed."""
+    row = dict(first)
+    for key in ("generated_tokens", "forwards", "decode_ms", "prompt_tokens"):
+        row[key] = first[key] + again[key]
+    runs = first.get("runs", 1)
+    row["runs"] = runs + 1
+    row["prefill_ms"] = (first["prefill_ms"] * runs + again["prefill_ms"]) / (runs + 1)
+    row["peak_memory_mb"] = max(first["peak_memory_mb"], again["peak_memory_mb"])
+    seconds = max(row["decode_ms"] / 1e3, 1e-9)
+    row["decode_tps"] = row["generated_tokens"] / seconds
+    row["forwards_per_second"] = row["forwards"] / seconds
+    row["tokens_per_forward"] = row["generated_tokens"] / max(row["forwards"], 1)
+    return row
+
+
 def format_table(rows: list[dict]) -> str:
     fast_ar = {r["engine"]: r["decode_tps"] for r in rows if r["block_size"] == 1}
     ref = {r["block_size"]: r["decode_tps"] for r in rows if r["engine"] == "reference"}
@@ -253,8 +271,8 @@ def decode(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"wamdiff2 bench decode: {exc}", file=sys.stderr)
         return 2
-    if not blocks or min(blocks) < 1 or args.samples < 1 or args.batch < 1:
-        print("wamdiff2 bench decode: --blocks, --samples and --batch must be positive", file=sys.stderr)
+    if not blocks or min(blocks) < 1 or args.samples < 1 or args.batch < 1 or args.repeats < 1:
+        print("wamdiff2 bench decode: --blocks, --samples, --batch and --repeats must be positive", file=sys.stderr)
         return 2
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -263,12 +281,15 @@ def decode(args: argparse.Namespace) -> int:
     kind = args.prompts if args.prompts != "auto" else ("driving" if os.path.isdir(args.model) else "generic")
     prompts = make_prompts(vla, args.samples, args.batch, image=not args.no_image, kind=kind)
     print(f"prompts: {kind} ({args.samples})")
-    rows, answers = [], {}
-    for block in blocks:
-        for spec in tqdm(specs, desc=f"B={block}", leave=False):
-            row, tokens = run_variant(vla, prompts, spec, block, args)
-            rows.append(row)
-            answers[(spec, block)] = tokens
+    merged, answers = {}, {}
+    for repeat in range(args.repeats):
+        for block in blocks:
+            for spec in tqdm(specs, desc=f"B={block} ({repeat + 1}/{args.repeats})", leave=False):
+                row, tokens = run_variant(vla, prompts, spec, block, args)
+                key = (spec, block)
+                merged[key] = row if key not in merged else merge_rows(merged[key], row)
+                answers[key] = tokens
+    rows = list(merged.values())
     parity_checks = [answers[(s, b)] == answers[("reference", b)]
                      for s in specs if s != "reference" and ("reference", blocks[0]) in answers for b in blocks]
     parity = all(parity_checks) if parity_checks else None
@@ -277,7 +298,7 @@ def decode(args: argparse.Namespace) -> int:
         "model": description, "device": device_name, "dtype": args.dtype, "parity": parity,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "samples": args.samples, "prompts": kind, "batch": args.batch, "max_new_tokens": args.max_new_tokens,
-        "confidence_threshold": args.threshold, "torch": torch.__version__, "rows": rows,
+        "confidence_threshold": args.threshold, "repeats": args.repeats, "torch": torch.__version__, "rows": rows,
     }
     print(format_table(rows))
     print(f"parity (fast tokens == reference tokens): {parity}")

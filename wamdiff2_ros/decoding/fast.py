@@ -247,5 +247,5 @@ class FastEngine:
         t2 = device_clock(device)
         committed = out_ids[:b, :blocks_done * block].tolist()
         committed_conf = out_conf[:b, :blocks_done * block].tolist()
-        engine = f"fast/{backend}" + ("+cudagraph" if use_graphs else "")
+        engine = f"fast/{backend}" + ("+cudagraph" if use_graphs else "") + ("" if config.prune_committed else "+full")
         return build_result(vla, committed, committed_conf, config, engine, prompt.real_tokens, forwards, t1 - t0, t2 - t1)

@@ -64,6 +64,7 @@ ROWS: tuple[Row, ...] = (
     Row("v3_b32_cf2_w1", "v3: seq-KD + certainty, continued +2700 steps at weight 1.0", "v3-b32-kd-cf2-w1", 32),
     Row("v4_b32_w1", "v4: shipped v3 student + 3000 steps, seq-KD + certainty 1.0", "v4-b32-w1", 32),
     Row("v4_b32_x2_w1", "v4: the same on twice the teacher-labelled scenes (seeds 1 and 3)", "v4-b32-x2-w1", 32),
+    Row("v5_b32_x2_w2", "v5: v4 certainty 1.0 + 2500 steps on twice the scenes, certainty 2.0", "v5-b32-x2-w2", 32),
     Row("small_ar", "teacher: small AR (B=1)", "small-ar", 1),
     Row("small_b32", "teacher: small B=32, stage I", "small-b32", 32),
 )
@@ -73,9 +74,10 @@ SPEED_LABELS = {"ar": "AR (B=1)", "ar_long": "AR continued (B=1)", "b32": "B=32 
                 "b32_iii": "B=32 stage III", "b32_long": "B=32 continued", "v2_b32": "v2 B=32 stage I",
                 "v2_b32_ii": "v2 B=32 stage II", "v3_b32_kd": "v3 B=32 seq-KD", "v3_b32_kd_cf": "v3 B=32 seq-KD + certainty",
                 "v3_b32_cf2": "v3 B=32 certainty, continued", "v3_b32_cf2_w1": "v3 B=32 certainty 1.0, continued",
-                "v4_b32_w1": "v4 B=32 certainty 1.0", "v4_b32_x2_w1": "v4 B=32 certainty 1.0, 2x teacher data"}
+                "v4_b32_w1": "v4 B=32 certainty 1.0", "v4_b32_x2_w1": "v4 B=32 certainty 1.0, 2x teacher data",
+                "v5_b32_x2_w2": "v5 B=32 certainty 2.0, 2x teacher data"}
 TARGET_KEYS = ("b32", "b32_ii", "b32_iii", "b32_long", "v2_b32", "v2_b32_ii", "v3_b32_kd", "v3_b32_kd_cf", "v3_b32_cf2",
-               "v3_b32_cf2_w1", "v4_b32_w1", "v4_b32_x2_w1")
+               "v3_b32_cf2_w1", "v4_b32_w1", "v4_b32_x2_w1", "v5_b32_x2_w2")
 
 ROW_BY_KEY = {row.key: row for row in ROWS}
 FINAL = "_final"  # rows scored again on every held-out sample, timed together: the targets' footing
@@ -286,7 +288,8 @@ CONTINUED_RUNS = ("tiny-ar-long", "tiny-b32-long")
 V2_RUNS = ("v2-b4", "v2-b8", "v2-b16", "v2-b32", "v2-b32-distill")
 V3_RUNS = ("v3-b32-kd", "v3-b32-kd-cf", "v3-b32-kd-cf2", "v3-b32-kd-cf2-w1")
 V4_RUNS = ("v4-b32-w1", "v4-b32-x2-w1")
-ALL_RUNS = (*LADDER_RUNS, *TEACHER_RUNS, *CONTINUED_RUNS, *V2_RUNS, *V3_RUNS, *V4_RUNS)
+V5_RUNS = ("v5-b32-x2-w2",)
+ALL_RUNS = (*LADDER_RUNS, *TEACHER_RUNS, *CONTINUED_RUNS, *V2_RUNS, *V3_RUNS, *V4_RUNS, *V5_RUNS)
 
 
 def plot_training(runs: Path, images: Path, archive: Path | None = None) -> list[Path]:
@@ -309,7 +312,9 @@ def plot_training(runs: Path, images: Path, archive: Path | None = None) -> list
     for names, file, title in ((V3_RUNS, "training_v3_loss.png",
                                 "v3: v2 B=32 on the AR teacher's answers, without / with certainty forcing"),
                                (V4_RUNS, "training_v4_loss.png",
-                                "v4: the v3 student, certainty 1.0, on 1x / 2x teacher-labelled scenes")):
+                                "v4: the v3 student, certainty 1.0, on 1x / 2x teacher-labelled scenes"),
+                               ((*V4_RUNS[:1], *V5_RUNS), "training_v5_loss.png",
+                                "v5: v4 (certainty 1.0) continued on 2x scenes at certainty 2.0")):
         logs = logs_of(names)
         if any(logs.values()):
             out.append(plot_ladder(logs, images / file, overlay=True, key="diffusion", title=title))
@@ -457,6 +462,7 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
         "tools/reproduce.sh v2       # stage I again from the continued AR (long B=32) and stage II from it",
         "tools/reproduce.sh v3       # the v2 B=32 model on the AR teacher's answers (+ certainty forcing)",
         "tools/reproduce.sh v4       # the v3 student, certainty 1.0, on 1x and 2x teacher-labelled scenes",
+        "tools/reproduce.sh v5       # v4 (certainty 1.0) continued on 2x scenes at certainty 2.0",
         ".venv/bin/python -m wamdiff2_ros.training.results"
         f" --runs runs --heldout runs/data/synth-heldout --limit {limit} --speed 10 --out docs/RESULTS.md",
         "tools/reproduce.sh final-eval  # the final comparison: every held-out sample, timed together",
@@ -536,7 +542,7 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
     ]
     text += ["## Training runs", "", _stage_table(runs, archive), ""]
     for name in ("training_ladder_loss.png", "training_teacher_loss.png", "training_v2_loss.png",
-                 "training_v3_loss.png", "training_v4_loss.png", "training_ladder_results.png"):
+                 "training_v3_loss.png", "training_v4_loss.png", "training_v5_loss.png", "training_ladder_results.png"):
         if (images / name).is_file():
             text += [f"![{name}]({rel(images / name)})", ""]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -55,6 +55,8 @@ LINEAGE["v3-b32-kd-cf2-w1"] = LINEAGE["v3-b32-kd-cf"] + [("v3-b32-kd-cf2-w1", "a
 # v4: the shipped v3 student, certainty 1.0, on the teacher's answers for the training scenes / twice as many scenes.
 LINEAGE["v4-b32-w1"] = LINEAGE["v3-b32-kd-cf2"] + [("v4-b32-w1", "adapt", "adapt_b32.yaml")]
 LINEAGE["v4-b32-x2-w1"] = LINEAGE["v3-b32-kd-cf2"] + [("v4-b32-x2-w1", "adapt", "adapt_b32.yaml")]
+# v5: v4 (training scenes, certainty 1.0) continued on twice the scenes at certainty 2.0.
+LINEAGE["v5-b32-x2-w2"] = LINEAGE["v4-b32-w1"] + [("v5-b32-x2-w2", "adapt", "adapt_b32.yaml")]
 
 
 def copy_model(src: Path, dst: Path) -> Path:
