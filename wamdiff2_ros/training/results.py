@@ -21,6 +21,7 @@ them interleaved: the footing the issue's targets are judged on.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -597,6 +598,37 @@ def _time(names: dict[str, tuple[str, int]], prompts: list[dict[str, Any]],
     return tables
 
 
+def _put(results: dict[str, Any], *, final: bool, key: str, value: dict[str, Any]) -> None:
+    """Store one row's scores in the ladder table or (``final``) in the every-sample table."""
+    table = results.setdefault(FINAL, {}).setdefault("rows", {}) if final else results
+    table[key] = value
+
+
+def _put_speed(results: dict[str, Any], *, tables: dict[str, Any]) -> None:
+    """The ladder's interleaved speed tables (replacing the single-thread table of older stores)."""
+    results["_speed_threads"] = tables
+    results.pop("_speed", None)
+
+
+def _put_final_speed(results: dict[str, Any], *, tables: dict[str, Any], prompts: int) -> None:
+    results.setdefault(FINAL, {}).update(speed_threads=tables, speed_prompts=prompts, speed_sample="spread")
+
+
+def _score_rows(rows: Sequence[Row], results: dict[str, Any], store: Path, runs: Path,
+                samples: Callable[[], dict[str, list[dict[str, Any]]]], *, final: bool, force: bool) -> dict[str, Any]:
+    """Score each row not yet in its table (all with ``force``) whose checkpoint loads; returns the new store."""
+    for row in rows:
+        done = (results.get(FINAL) or {}).get("rows", {}) if final else results
+        if row.key in done and not force:
+            continue
+        vla = _load(runs, row)
+        if vla is None:
+            continue
+        result = _score(vla, samples(), row, runs)
+        results = update_store(store, functools.partial(_put, final=final, key=row.key, value=result))
+    return results
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="runs", help="folder holding the ladder's output dirs")
@@ -621,6 +653,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from wamdiff2_ros.model.loader import load_model
     from wamdiff2_ros.training.archive import archive_runs
 
+    unknown = [key for key in args.final or [] if key not in ROW_BY_KEY]
+    if unknown:
+        print(f"error: --final {unknown[0]}: no such row (one of {', '.join(ROW_BY_KEY)})", file=sys.stderr)
+        return 2
     torch.set_num_threads(1)
     runs = Path(args.runs)
     store = Path(args.store)
@@ -640,29 +676,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             held = heldout_rows(load_model(on_disk[0][0]), args.heldout, runs / "cache")
         return held
 
-    for row in ROWS:
-        if args.only is not None and row.key not in args.only:
-            continue
-        if row.key in results and not args.force:
-            continue
-        vla = _load(runs, row)
-        if vla is None:
-            continue
-        result = _score(vla, pick(heldout(), args.limit), row, runs)
-        results = update_store(store, lambda r, k=row.key, v=result: r.__setitem__(k, v))
-    for key in args.final or []:
-        row = ROW_BY_KEY.get(key)
-        if row is None:
-            print(f"error: --final {key}: no such row (one of {', '.join(ROW_BY_KEY)})", file=sys.stderr)
-            return 2
-        if key in (results.get(FINAL) or {}).get("rows", {}) and not args.force:
-            continue
-        vla = _load(runs, row)
-        if vla is None:
-            continue
-        result = _score(vla, pick(heldout(), 0), row, runs)
-        results = update_store(store, lambda r, k=key, v=result: r.setdefault(FINAL, {}).setdefault("rows", {})
-                               .__setitem__(k, v))
+    ladder = [row for row in ROWS if args.only is None or row.key in args.only]
+    results = _score_rows(ladder, results, store, runs, lambda: pick(heldout(), args.limit), final=False,
+                          force=args.force)
+    results = _score_rows([ROW_BY_KEY[key] for key in args.final or []], results, store, runs,
+                          lambda: pick(heldout(), 0), final=True, force=args.force)
     threads = [int(t) for t in args.speed_threads.split(",") if t.strip()]
     if args.speed and "ar" in results:
         names = _on_disk(runs, [ROW_BY_KEY[k] for k in SPEED_LABELS if k in results])
@@ -671,14 +689,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"--speed skipped: no checkpoint for {', '.join(lost)} (--force times the rest alone)")
         else:
             tables = _time(names, pick(heldout(), args.speed)["planning"], threads)
-            results = update_store(store, lambda r: (r.__setitem__("_speed_threads", tables), r.pop("_speed", None)))
+            results = update_store(store, functools.partial(_put_speed, tables=tables))
     if args.final_speed:
         final_keys = [k for k in SPEED_LABELS if k in (results.get(FINAL) or {}).get("rows", {})]
         names = _on_disk(runs, [ROW_BY_KEY[k] for k in final_keys])
         prompts = pick(heldout(), args.final_speed)["planning"]
         tables = _time(names, prompts, threads)
-        results = update_store(store, lambda r: r.setdefault(FINAL, {}).update(
-            speed_threads=tables, speed_prompts=len(prompts), speed_sample="spread"))
+        results = update_store(store, functools.partial(_put_final_speed, tables=tables, prompts=len(prompts)))
     if "_constant_velocity_l2" not in results and held is not None:
         cv = constant_velocity_l2(pick(held, args.limit))
         results = update_store(store, lambda r: r.__setitem__("_constant_velocity_l2", cv))
