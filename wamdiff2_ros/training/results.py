@@ -511,6 +511,12 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
         " teacher's answers for the training scenes, and on twice as many scenes (the training worlds plus 24"
         " more, seed 3, all labelled by the AR teacher: with sequence-level distillation, more prompts cost"
         " only teacher decoding) (`tools/reproduce.sh v4`).",
+        "- The `v5` row continues the v4 run on the training scenes (`v4-b32-w1`) for 2500 steps on the twice-as-many"
+        " teacher-labelled scenes at certainty weight 2.0 (`tools/reproduce.sh v5`).",
+        "- The final comparison's speed is timed on planning prompts spread evenly over the held-out split. Until"
+        " v5 it took the split's first 20 planning prompts: consecutive frames of one scene, whose digits the"
+        " students found unusually hard (v4 certainty 1.0: 3.35 tokens per forward there against 4.9 over all"
+        " 116 planning samples), so those ratios (1.6-2.0x AR) understated every student.",
         "- The data behind the ladder table (training and held-out splits) was generated in an earlier session,"
         " and is gone, by a state of the synthetic world that this tree does not reproduce:"
         " `tools/reproduce.sh data` now writes other scenes. The shipped AR baseline scores L2 2.590 / parsed"
