@@ -15,7 +15,7 @@ speed:
   The clean half's K/V are exactly what a separate clean forward would write, so the
   tokens are unchanged; ``forwards`` therefore counts denoise steps only (for B=1
   that is one forward per token, like ordinary AR decoding);
-* eager forwards (CPU) run the last layer's queries, attention output and MLP only
+* eager SDPA forwards (no CUDA graph; B > 1) run the last layer's queries, attention output and MLP only
   for the block columns still masked (and not for a fused clean block): nothing reads
   the other columns' outputs, so the tokens are unchanged (``prune_committed``);
 * unmask selection is vectorised on the device (``selection.commit_step``); the only
