@@ -200,7 +200,7 @@ def run_variant(vla, prompts, spec, block_size, args) -> tuple[dict, list[list[l
         "tokens_per_forward": totals["generated_tokens"] / max(totals["forwards"], 1),
         "forwards": totals["forwards"], "generated_tokens": totals["generated_tokens"],
         "prefill_ms": totals["prefill_ms"] / len(prompts), "decode_ms": totals["decode_ms"],
-        "prompt_tokens": totals["prompt_tokens"], "peak_memory_mb": _peak_memory_mb(device),
+        "prompt_tokens": totals["prompt_tokens"], "peak_memory_mb": _peak_memory_mb(device), "runs": 1,
     }
     return row, answers
 
@@ -210,7 +210,7 @@ def merge_rows(first: dict, again: dict) -> dict:
     row = dict(first)
     for key in ("generated_tokens", "forwards", "decode_ms", "prompt_tokens"):
         row[key] = first[key] + again[key]
-    runs = first.get("runs", 1)
+    runs = first["runs"]
     row["runs"] = runs + 1
     row["prefill_ms"] = (first["prefill_ms"] * runs + again["prefill_ms"]) / (runs + 1)
     row["peak_memory_mb"] = max(first["peak_memory_mb"], again["peak_memory_mb"])

@@ -604,6 +604,11 @@ def _time(names: dict[str, tuple[str, int]], prompts: list[dict[str, Any]],
     return tables
 
 
+def _final_rows(results: dict[str, Any]) -> dict[str, Any]:
+    """The every-sample table's rows (empty when none were scored yet)."""
+    return (results.get(FINAL) or {}).get("rows", {})
+
+
 def _put(results: dict[str, Any], *, final: bool, key: str, value: dict[str, Any]) -> None:
     """Store one row's scores in the ladder table or (``final``) in the every-sample table."""
     table = results.setdefault(FINAL, {}).setdefault("rows", {}) if final else results
@@ -624,7 +629,7 @@ def _score_rows(rows: Sequence[Row], results: dict[str, Any], store: Path, runs:
                 samples: Callable[[], dict[str, list[dict[str, Any]]]], *, final: bool, force: bool) -> dict[str, Any]:
     """Score each row not yet in its table (all with ``force``) whose checkpoint loads; returns the new store."""
     for row in rows:
-        done = (results.get(FINAL) or {}).get("rows", {}) if final else results
+        done = _final_rows(results) if final else results
         if row.key in done and not force:
             continue
         vla = _load(runs, row)
@@ -697,7 +702,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             tables = _time(names, pick(heldout(), args.speed)["planning"], threads)
             results = update_store(store, functools.partial(_put_speed, tables=tables))
     if args.final_speed:
-        final_keys = [k for k in SPEED_LABELS if k in (results.get(FINAL) or {}).get("rows", {})]
+        final_keys = [k for k in SPEED_LABELS if k in _final_rows(results)]
         names = _on_disk(runs, [ROW_BY_KEY[k] for k in final_keys])
         prompts = pick(heldout(), args.final_speed)["planning"]
         tables = _time(names, prompts, threads)
