@@ -16,7 +16,7 @@ from collections import deque
 import numpy as np
 
 from wamdiff2_ros.ros.params import in_range, spec
-from wamdiff2_ros.ros.pure_pursuit import FollowerLimits, PurePursuit, from_frame, to_frame
+from wamdiff2_ros.control import FollowerLimits, PurePursuit, from_frame, to_frame
 
 PARAMS = [
     spec("trajectory_topic", "/wamdiff2/trajectory", "wamdiff2_ros/Trajectory to follow"),

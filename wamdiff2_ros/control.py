@@ -1,4 +1,4 @@
-"""Waypoint following: pure pursuit for the yaw rate, PID for the speed (no ROS inside).
+"""Waypoint following: pure pursuit for the yaw rate, PID for the speed (numpy only; follower node and closed loop).
 
 Sign convention (REP 103): x forward, y left, yaw counter-clockwise. A target point
 to the left (y > 0) gives a positive curvature and a positive yaw rate
