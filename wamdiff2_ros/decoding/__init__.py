@@ -3,6 +3,7 @@
 Public API (imported lazily, so ``import wamdiff2_ros.decoding`` stays light)::
 
     from wamdiff2_ros.decoding import DecodeConfig, DecodeResult, DecodeStats, generate
+    from wamdiff2_ros.decoding import encode_prefix, generate_from_prefix  # one frame set, several tasks
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 _EXPORTS = {
     "DecodeConfig": "config", "DecodeStats": "config", "DecodeResult": "config", "DecodeConfigError": "config",
-    "generate": "api", "DecodeInputError": "prompt",
+    "generate": "api", "DecodeInputError": "prompt", "encode_prefix": "api", "generate_from_prefix": "api",
 }
 
 __all__ = sorted(_EXPORTS)

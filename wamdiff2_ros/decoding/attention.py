@@ -69,13 +69,36 @@ class SdpaAttention:
         return out.transpose(1, 2).reshape(rows, n, heads * head_dim)
 
 
+def request_pages(prompt_ranges: list[tuple[int, int]], response_from: int, query_ends: list[int],
+                  query_block: int, slots: int) -> tuple[list[int], list[int], list[int]]:
+    """FlashInfer request layout (qo_indptr, kv_indptr, page indices) over single-slot pages.
+
+    Row ``r`` holds its real prompt tokens in slots ``prompt_ranges[r] = (a, b)`` and its
+    response from slot ``response_from``; request ``i`` of the row attends to slots
+    ``[a, b)`` and ``[response_from, query_ends[i])``. Left-padded prompts are
+    ``(pad, L)`` with ``response_from = L`` (one contiguous range); prompts that continue
+    a shared prefix are ``(0, n_r)`` with padding between ``n_r`` and ``L``. Pages of
+    row ``r`` are numbered ``r * slots + slot``.
+    """
+    qo, kv_indptr, indices = [0], [0], []
+    for row, (first, stop) in enumerate(prompt_ranges):
+        base = row * slots
+        for end in query_ends:
+            qo.append(qo[-1] + query_block)
+            pages = list(range(base + first, base + stop)) + list(range(base + response_from, base + end))
+            indices.extend(pages)
+            kv_indptr.append(kv_indptr[-1] + len(pages))
+    return qo, kv_indptr, indices
+
+
 class FlashInferPlan:
     """One FlashInfer paged-prefill wrapper for one forward kind (denoise step or fused clean+step).
 
     Requests: every row contributes ``len(query_ends)`` requests of ``query_block``
     queries each; request ``i`` of row ``b`` attends (bidirectionally) to that row's
-    slots ``[pad_b, query_ends[i])``. Pages are single slots, so pad slots are simply
-    left out of the page list and no mask is needed.
+    real prompt slots and its response slots up to ``query_ends[i]`` (see
+    :func:`request_pages`). Pages are single slots, so pad slots are simply left out
+    of the page list and no mask is needed.
     """
 
     def __init__(self, cache: StaticKVCache, num_qo_heads: int, scale: float, use_cuda_graph: bool = False,
@@ -98,20 +121,16 @@ class FlashInferPlan:
             }
         self.wrapper = flashinfer.BatchPrefillWithPagedKVCacheWrapper(self.workspace, "NHD", **kwargs)
 
-    def plan(self, pad_lengths: list[int], query_ends: list[int], query_block: int) -> None:
+    def plan(self, prompt_ranges: list[tuple[int, int]], response_from: int, query_ends: list[int],
+             query_block: int) -> None:
         """Host-side planning (once per block): page lists per request."""
         cache = self.cache
-        qo, kv_indptr, indices = [0], [0], []
-        for row, pad in enumerate(pad_lengths):
-            for end in query_ends:
-                qo.append(qo[-1] + query_block)
-                indices.append(torch.arange(row * cache.slots + pad, row * cache.slots + end, dtype=torch.int32))
-                kv_indptr.append(kv_indptr[-1] + end - pad)
+        qo, kv_indptr, indices = request_pages(prompt_ranges, response_from, query_ends, query_block, cache.slots)
         requests = len(qo) - 1
         self.wrapper.plan(
             torch.tensor(qo, dtype=torch.int32, device=cache.device),
             torch.tensor(kv_indptr, dtype=torch.int32, device=cache.device),
-            torch.cat(indices).to(cache.device),
+            torch.tensor(indices, dtype=torch.int32, device=cache.device),
             torch.ones(requests, dtype=torch.int32, device=cache.device),
             self.num_qo_heads, cache.kv_heads, cache.head_dim, 1,
             causal=False, sm_scale=self.scale, q_data_type=cache.dtype, kv_data_type=cache.dtype,

@@ -5,6 +5,14 @@ stream, and replayed afterwards with its static input buffers refreshed in place
 Graphs read the static KV cache and rope tables by address, so the engine drops
 them whenever it reallocates those. Only used on CUDA; on CPU the engine runs the
 same forward eagerly (that twin is what CI tests).
+
+Shapes are bucketed so that a stream of frames reuses the same few graphs: the batch
+of a request is rounded up to a power of two (filler rows are finished from the
+start), and the cache length to a multiple of :data:`SLOT_ROUND`; the cache only ever
+grows (a request smaller than it runs in its first rows and slots). A graph key is
+(forward kind, batch bucket, B, backend): the prompt length, the shared-prefix length
+and which tasks run never enter it, so frames whose prompts differ do not re-capture.
+:func:`graph_shape` is that rule as plain code (tested on the CPU).
 """
 
 from __future__ import annotations
@@ -12,6 +20,31 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 
 import torch
+
+SLOT_ROUND = 256  # graph mode: cache length rounded up so graphs are reused across requests
+
+
+def batch_bucket(rows: int) -> int:
+    """Smallest power of two >= rows (the batch sizes CUDA graphs are captured for)."""
+    return 1 << max(rows - 1, 0).bit_length()
+
+
+def slot_bucket(slots: int) -> int:
+    """Cache length for ``slots`` needed slots in graph mode: the next multiple of :data:`SLOT_ROUND`."""
+    return -(-slots // SLOT_ROUND) * SLOT_ROUND
+
+
+def graph_shape(rows: int, slots: int, held: tuple[int, int] | None = None) -> tuple[int, int]:
+    """(cache rows, cache slots) for a request of ``rows`` rows needing ``slots`` slots in graph mode.
+
+    ``held`` is the (rows, slots) of the cache already allocated: when the request
+    fits, it is kept (no reallocation, so no graph re-capture); otherwise the new
+    cache covers both the old one and the request.
+    """
+    want = (batch_bucket(rows), slot_bucket(slots))
+    if held is None:
+        return want
+    return max(held[0], want[0]), max(held[1], want[1])
 
 
 class BlockGraphs:

@@ -22,30 +22,34 @@ speed:
   host syncs are one boolean per step ("is the block complete?", which ends the
   block) and one per block ("are all rows finished?");
 * attention through torch SDPA (CPU and GPU) or FlashInfer (GPU, planned once per
-  block and forward kind); on CUDA one graph per (forward kind, batch bucket, B).
+  block and forward kind); on CUDA one graph per (forward kind, batch bucket, B);
+* a frame set's task prompts can share one vision pass and one prefilled prefix
+  (:meth:`FastEngine.encode_prefix`), and then decode as rows of one batch that each
+  continue from it (:meth:`FastEngine.generate_from_prefix`; layout in ``prefix.py``).
+  The prefix only changes what is prefilled, never a decode forward's shape, so the
+  same CUDA graphs serve both paths (see ``cuda_graphs.graph_shape``).
 """
 
 from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 
 from .attention import FlashInferAttention, FlashInferPlan, SdpaAttention, resolve_backend
 from .config import DecodeConfig, DecodeResult
+from .cuda_graphs import SLOT_ROUND, batch_bucket, graph_shape
 from .kv_cache import StaticKVCache
 from .outputs import build_result, device_clock
-from .prompt import PreparedPrompt, prepare_prompt, prompt_block_mask
+from .prefix import SharedPrefix, VisionFeatures, shared_length, suffix_batch
+from .prompt import DecodeInputError, PreparedPrompt, prepare_prompt, prompt_block_mask
 from .selection import commit_step
 from .text_stack import TextStack
 
-SLOT_ROUND = 256  # graph mode: cache length rounded up so graphs are reused across requests
-
-
-def batch_bucket(rows: int) -> int:
-    """Smallest power of two >= rows (the batch sizes CUDA graphs are captured for)."""
-    return 1 << max(rows - 1, 0).bit_length()
+__all__ = ["SLOT_ROUND", "FastEngine", "batch_bucket", "decode_mask"]
 
 
 def decode_mask(key_valid: torch.Tensor, start: int, block: int, fused: bool, kv_len: int) -> torch.Tensor:
@@ -65,8 +69,35 @@ def decode_mask(key_valid: torch.Tensor, start: int, block: int, fused: bool, kv
     return torch.cat([valid[:, None, None, :].expand(rows, 1, block, kv_len), masked_rows], dim=2)
 
 
+@dataclass
+class Mode:
+    """How one request runs: attention backend, CUDA graphs, static (graph) shapes, last-layer pruning."""
+
+    backend: str
+    graphs: bool
+    static: bool
+    prune: bool
+
+
+@dataclass
+class PromptState:
+    """The prompt region of a batch after prefill: what the decode loop needs to continue."""
+
+    rows: int  # real rows b (the decode batch may add graph-bucket fillers)
+    length: int  # L: response block 0 starts at slot L in every row
+    valid: torch.Tensor  # (b, L) bool, slots holding real prompt tokens
+    ranges: list[tuple[int, int]]  # per row, the slot range of its real prompt tokens (FlashInfer pages)
+    response_start: torch.Tensor  # (b,) long text position of the first response token
+
+
 class FastEngine:
-    """Fast decoder bound to one model; keeps its cache, rope tables and graphs between calls."""
+    """Fast decoder bound to one model; keeps its cache, rope tables and graphs between calls.
+
+    ``static_shapes = True`` runs the CUDA-graph shapes (bucketed rows, full-cache
+    masks) eagerly: the CPU twin of graph mode that tests use. ``graph_keys`` records
+    every graph key such a run would capture, ``cache_allocations`` counts cache
+    reallocations (each drops all graphs).
+    """
 
     name = "fast"
 
@@ -78,6 +109,9 @@ class FastEngine:
         self.rope_cos = self.rope_sin = None
         self.graphs = None
         self.plans: dict[tuple, FlashInferPlan] = {}
+        self.static_shapes = False
+        self.graph_keys: set[tuple] = set()
+        self.cache_allocations = 0
 
     # -- settings and buffers -------------------------------------------------------
     @staticmethod
@@ -92,34 +126,81 @@ class FastEngine:
             graphs = False
         return backend, bool(graphs)
 
-    def _ensure_cache(self, rows: int, slots: int, dtype: torch.dtype, device: torch.device, layout: str) -> None:
-        if self.cache is not None and self.cache.fits(rows, slots, dtype, device, layout):
-            return
+    def _mode(self, config: DecodeConfig, device: torch.device) -> Mode:
+        backend, graphs = self.settings(config, device)
+        static = graphs or self.static_shapes
+        prune = config.prune_committed and backend == "sdpa" and not static and config.block_size > 1
+        return Mode(backend, graphs, static, prune)
+
+    def _reserve(self, mode: Mode, batch: int, needed: int, dtype: torch.dtype, device: torch.device) -> int:
+        """Make the cache hold ``batch`` rows (bucketed in static mode) and ``needed`` slots; returns the decode rows."""
+        rows = batch_bucket(batch) if mode.static else batch
+        slots = graph_shape(batch, needed)[1] if mode.static else needed
+        layout = "paged" if mode.backend == "flashinfer" else "dense"
+        if self.cache is not None and not self.cache.fits(rows, slots, dtype, device, layout):
+            if self.cache.dtype == dtype and self.cache.device == torch.device(device) and self.cache.layout == layout:
+                rows_held, slots_held = max(self.cache.rows, rows), max(self.cache.slots, slots)
+            else:
+                rows_held, slots_held = rows, slots
+            self._allocate(rows_held, slots_held, dtype, device, layout)
+        elif self.cache is None:
+            self._allocate(rows, slots, dtype, device, layout)
+        if mode.graphs and self.graphs is None:
+            from .cuda_graphs import BlockGraphs
+
+            self.graphs = BlockGraphs()
+        return rows
+
+    def _allocate(self, rows: int, slots: int, dtype: torch.dtype, device: torch.device, layout: str) -> None:
         self.cache = None  # free the old one first
         self.graphs, self.plans = None, {}
         s = self.stack
         self.cache = StaticKVCache(s.num_layers, rows, slots, s.kv_heads, s.head_dim, dtype, device, layout)
         self.rope_cos, self.rope_sin = s.text_rope_table(slots, dtype, device)
+        self.cache_allocations += 1
 
     # -- forwards ---------------------------------------------------------------------
-    def _prefill(self, prompt: PreparedPrompt, block: int) -> None:
+    def _encode_images(self, prompt: PreparedPrompt, dtype: torch.dtype) -> VisionFeatures:
+        """The vision tower over every image of ``prompt`` (merged tokens and deepstack features)."""
+        features = self.model.model.get_image_features(prompt.pixel_values, prompt.image_grid_thw, return_dict=True)
+        device = prompt.input_ids.device
+        embeds = torch.cat(features.pooler_output, dim=0).to(device, dtype)
+        deepstack = [torch.cat(feature, dim=0).to(device, dtype) for feature in features.deepstack_features]
+        return VisionFeatures(embeds, deepstack)
+
+    def _image_token_id(self) -> int | None:
+        return getattr(self.model.config, "image_token_id", None)
+
+    def _prefill_forward(self, cache: StaticKVCache, ids: torch.Tensor, position_ids: torch.Tensor,
+                         mask: torch.Tensor, slots: torch.Tensor, kv_len: int,
+                         visual: tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]] | None = None) -> None:
+        """Prompt forward over ``ids`` (b, n) at cache ``slots``; ``mask`` (b, n, kv_len) over slots [0, kv_len).
+
+        ``visual`` = (placeholder mask (b, n), features (v, D), deepstack [(v, D)]) puts the
+        vision tokens (in row-major placeholder order) in place of the image placeholders.
+        """
         stack = self.stack
-        hidden = stack.embed_tokens(prompt.input_ids)
+        hidden = stack.embed_tokens(ids)
         visual_mask = deepstack = None
-        if prompt.has_images:
-            base = self.model.model
-            features = base.get_image_features(prompt.pixel_values, prompt.image_grid_thw, return_dict=True)
-            image_embeds = torch.cat(features.pooler_output, dim=0).to(hidden.device, hidden.dtype)
-            image_mask, _ = base.get_placeholder_mask(prompt.input_ids, inputs_embeds=hidden, image_features=image_embeds)
-            hidden = hidden.masked_scatter(image_mask, image_embeds)
-            visual_mask = image_mask[..., 0]
-            deepstack = [torch.cat(feature, dim=0) for feature in features.deepstack_features]
-        cos, sin = stack.rope(hidden, prompt.position_ids)
-        length = prompt.length
-        mask = prompt_block_mask(prompt.attention_mask, block)[:, None]
-        slots = torch.arange(length, device=hidden.device)
-        attend = SdpaAttention(self.cache, slots, mask, length, stack.scale)
+        if visual is not None:
+            visual_mask, embeds, deepstack = visual
+            if int(visual_mask.sum()) != embeds.shape[0]:
+                raise DecodeInputError(f"the prompt has {int(visual_mask.sum())} image tokens but the images give "
+                                       f"{embeds.shape[0]} vision tokens")
+            hidden[visual_mask] = embeds.to(hidden.dtype)
+        cos, sin = stack.rope(hidden, position_ids)
+        attend = SdpaAttention(cache, slots, mask[:, None], kv_len, stack.scale)
         stack.layers_forward(hidden, cos, sin, attend, visual_mask, deepstack)
+
+    def _prefill(self, prompt: PreparedPrompt, block: int, dtype: torch.dtype) -> None:
+        visual = None
+        if prompt.has_images:
+            vision = self._encode_images(prompt, dtype)
+            visual = (prompt.input_ids == self._image_token_id(), vision.embeds, vision.deepstack)
+        length = prompt.length
+        mask = prompt_block_mask(prompt.attention_mask, block)
+        slots = torch.arange(length, device=prompt.input_ids.device)
+        self._prefill_forward(self.cache, prompt.input_ids, prompt.position_ids, mask, slots, length, visual)
 
     def _forward(self, ids: torch.Tensor, positions: torch.Tensor, slots: torch.Tensor, mask: torch.Tensor,
                  block: int, plan: FlashInferPlan | None = None, columns: torch.Tensor | None = None) -> torch.Tensor:
@@ -146,7 +227,8 @@ class FastEngine:
         logits = kept.new_full((kept.shape[0], block, kept.shape[2]), float("nan"))
         return logits.index_copy_(1, columns, kept)
 
-    def _plan(self, kind: str, rows: int, pads: list[int], start: int, block: int, graphs: bool) -> FlashInferPlan:
+    def _plan(self, kind: str, rows: int, ranges: list[tuple[int, int]], length: int, start: int, block: int,
+              graphs: bool) -> FlashInferPlan:
         key = (kind, rows, block)
         plan = self.plans.get(key)
         if plan is None:
@@ -154,36 +236,136 @@ class FastEngine:
                                   requests_per_row=2 if kind == "fused" else 1)
             self.plans[key] = plan
         ends = [start, start + block] if kind == "fused" else [start + block]
-        plan.plan(pads, ends, block)
+        plan.plan(ranges, length, ends, block)
         return plan
 
     # -- decoding ---------------------------------------------------------------------
     @torch.inference_mode()
     def generate(self, inputs: dict[str, torch.Tensor], config: DecodeConfig, trace: list | None = None) -> DecodeResult:
-        vla = self.vla
-        device = next(self.model.parameters()).device
-        dtype = next(self.model.parameters()).dtype
-        backend, use_graphs = self.settings(config, device)
-        prune = config.prune_committed and backend == "sdpa" and not use_graphs and config.block_size > 1
-        block, threshold, cap = config.block_size, float(config.confidence_threshold), config.step_cap
+        """Decode a left-padded prompt batch from scratch (vision pass and full prefill)."""
+        device, dtype = self._device_dtype()
+        mode = self._mode(config, device)
         t0 = device_clock(device)
-        prompt = prepare_prompt(vla, inputs, device)
-        b, length, n_blocks = prompt.batch_size, prompt.length, config.num_blocks
-        needed = length + n_blocks * block
-        rows = batch_bucket(b) if use_graphs else b
-        slots = -(-needed // SLOT_ROUND) * SLOT_ROUND if use_graphs else needed
-        self._ensure_cache(rows, slots, dtype, device, "paged" if backend == "flashinfer" else "dense")
-        if use_graphs and self.graphs is None:
-            from .cuda_graphs import BlockGraphs
-
-            self.graphs = BlockGraphs()
-        self._prefill(prompt, block)
+        prompt = prepare_prompt(self.vla, inputs, device)
+        b, length = prompt.batch_size, prompt.length
+        rows = self._reserve(mode, b, length + config.num_blocks * config.block_size, dtype, device)
+        self._prefill(prompt, config.block_size, dtype)
         t1 = device_clock(device)
+        state = PromptState(b, length, prompt.attention_mask, [(pad, length) for pad in prompt.pad_lengths.tolist()],
+                            prompt.response_start)
+        committed, committed_conf, forwards = self._decode(state, rows, config, mode, trace)
+        t2 = device_clock(device)
+        return build_result(self.vla, committed, committed_conf, config, self._label(mode, config), prompt.real_tokens,
+                            forwards, t1 - t0, t2 - t1)
+
+    @torch.inference_mode()
+    def encode_prefix(self, inputs: Sequence[dict[str, torch.Tensor]], config: DecodeConfig) -> SharedPrefix:
+        """Encode a frame set once: one vision pass and the prefill of the prefix its task prompts share.
+
+        ``inputs``: one unpadded single prompt per task (``model.inputs.build_frame_inputs``),
+        all with the same images. The shared length is the prompts' longest common
+        token prefix rounded down to a multiple of ``config.block_size`` (``prefix.shared_length``).
+        """
+        device, dtype = self._device_dtype()
+        t0 = device_clock(device)
+        if not inputs:
+            raise DecodeInputError("encode_prefix needs at least one prompt")
+        prompts = [prepare_prompt(self.vla, one, device) for one in inputs]
+        for index, p in enumerate(prompts):
+            if p.batch_size != 1 or p.real_tokens != p.length:
+                raise DecodeInputError(f"prompt {index}: encode_prefix takes single unpadded prompts (batch 1), "
+                                       f"got batch {p.batch_size} with {p.length - p.real_tokens} pad tokens")
+        _check_same_images(prompts)
+        block = config.block_size
+        ids = [p.input_ids[0].tolist() for p in prompts]
+        s = shared_length(ids, block)
+        first = prompts[0]
+        vision = self._encode_images(first, dtype) if first.has_images else None
+        image_id = self._image_token_id()
+        visual_in_prefix = sum(1 for t in ids[0][:s] if t == image_id)
+        cache = None
+        if s > 0:
+            stack = self.stack
+            cache = StaticKVCache(stack.num_layers, 1, s, stack.kv_heads, stack.head_dim, dtype, device, "dense")
+            prefix_ids = first.input_ids[:, :s]
+            mask = prompt_block_mask(torch.ones((1, s), dtype=torch.bool, device=device), block)
+            visual = None
+            if vision is not None and visual_in_prefix:
+                embeds, deepstack = vision.rows(0, visual_in_prefix)
+                visual = (prefix_ids == image_id, embeds, deepstack)
+            self._prefill_forward(cache, prefix_ids, first.position_ids[:, :, :s], mask,
+                                  torch.arange(s, device=device), s, visual)
+        t1 = device_clock(device)
+        return SharedPrefix(block, s, prompts, cache, vision, visual_in_prefix, image_id, (t1 - t0) * 1e3)
+
+    @torch.inference_mode()
+    def generate_from_prefix(self, prefix: SharedPrefix, rows: Sequence[int] | None, config: DecodeConfig,
+                             trace: list | None = None) -> DecodeResult:
+        """Decode prompts ``rows`` of ``prefix`` (None = all) as rows of one batch, each continuing from the prefix.
+
+        Gives the same tokens as :meth:`generate` on each prompt alone. ``stats.prefill_ms``
+        is this call's suffix prefill (the prefix's own cost is ``prefix.prefill_ms``).
+        """
+        if config.block_size != prefix.block_size:
+            raise DecodeInputError(f"the prefix was prefilled for block_size={prefix.block_size}, "
+                                   f"not {config.block_size}: block-causal chunks differ")
+        indices = list(range(len(prefix.prompts))) if rows is None else list(rows)
+        if not indices or any(not 0 <= i < len(prefix.prompts) for i in indices):
+            raise DecodeInputError(f"rows {indices} must name some of the prefix's {len(prefix.prompts)} prompts")
+        device, dtype = self._device_dtype()
+        if prefix.cache is not None and (prefix.cache.device != torch.device(device) or prefix.cache.dtype != dtype):
+            raise DecodeInputError(f"the prefix lives on {prefix.cache.device} in {prefix.cache.dtype}; "
+                                   f"the model on {device} in {dtype}")
+        mode = self._mode(config, device)
+        t0 = device_clock(device)
+        s, block = prefix.length, config.block_size
+        batch = suffix_batch([prefix.prompts[i] for i in indices], s, block, _pad_id(self.vla))
+        b, length = len(indices), batch.prompt_length
+        decode_rows = self._reserve(mode, b, length + config.num_blocks * block, dtype, device)
+        if prefix.cache is not None:
+            self.cache.load_prefix(prefix.cache, b, s)
+        visual = None
+        if prefix.vision is not None:
+            visual_mask = (batch.input_ids == prefix.image_token_id) & batch.real
+            counts = visual_mask.sum(dim=1).tolist()
+            if any(prefix.visual_in_prefix + c != prefix.vision.tokens for c in counts):
+                raise DecodeInputError("a prompt's image tokens do not match the frame set's vision tokens")
+            embeds, deepstack = prefix.vision.rows(prefix.visual_in_prefix, prefix.vision.tokens)
+            if b > 1:  # row-major order of the placeholders: each row's suffix takes the same features
+                embeds = embeds.repeat(b, 1)
+                deepstack = [d.repeat(b, 1) for d in deepstack]
+            visual = (visual_mask, embeds, deepstack)
+        self._prefill_forward(self.cache, batch.input_ids, batch.position_ids, batch.mask,
+                              torch.arange(s, length, device=device), length, visual)
+        t1 = device_clock(device)
+        state = PromptState(b, length, batch.prompt_valid, [(0, n) for n in batch.lengths], batch.response_start)
+        committed, committed_conf, forwards = self._decode(state, decode_rows, config, mode, trace)
+        t2 = device_clock(device)
+        return build_result(self.vla, committed, committed_conf, config, self._label(mode, config) + "+prefix",
+                            sum(batch.lengths), forwards, t1 - t0, t2 - t1)
+
+    def _device_dtype(self) -> tuple[torch.device, torch.dtype]:
+        param = next(self.model.parameters())
+        return param.device, param.dtype
+
+    @staticmethod
+    def _label(mode: Mode, config: DecodeConfig) -> str:
+        return (f"fast/{mode.backend}" + ("+cudagraph" if mode.graphs else "")
+                + ("" if config.prune_committed else "+full"))
+
+    def _decode(self, prompt: PromptState, rows: int, config: DecodeConfig, mode: Mode,
+                trace: list | None) -> tuple[list[list[int]], list[list[float]], int]:
+        """Block-diffusion decode after the prefill; returns per-row committed tokens, confidences, forwards."""
+        vla = self.vla
+        device = self.cache.device
+        block, threshold, cap = config.block_size, float(config.confidence_threshold), config.step_cap
+        b, length, n_blocks = prompt.rows, prompt.length, config.num_blocks
+        backend = mode.backend
 
         # device-side state (rows beyond b are graph-bucket fillers, finished from the start)
         cache_slots = self.cache.slots
         key_valid = torch.zeros(rows, cache_slots, dtype=torch.bool, device=device)
-        key_valid[:b, :length] = prompt.attention_mask
+        key_valid[:b, :length] = prompt.valid
         key_valid[b:, :length] = True
         response_start = torch.zeros(rows, dtype=torch.long, device=device)
         response_start[:b] = prompt.response_start
@@ -191,7 +373,7 @@ class FastEngine:
         finished[b:] = True
         out_ids = torch.full((rows, n_blocks * block), vla.end_token_id, dtype=torch.long, device=device)
         out_conf = torch.zeros(rows, n_blocks * block, dtype=torch.float32, device=device)
-        pads = prompt.pad_lengths.tolist() + [0] * (rows - b)
+        ranges = list(prompt.ranges) + [(0, length)] * (rows - b)
         offsets = torch.arange(block, device=device)
         forwards, blocks_done = 0, 0
         prev_ids = prev_positions = None
@@ -204,12 +386,12 @@ class FastEngine:
             fused = prev_ids is not None
             if fused:
                 key_valid[:, start - block:start] = True  # the previous block is clean from now on
-            kv_len = cache_slots if use_graphs else start + block
+            kv_len = cache_slots if mode.static else start + block
             plans = {}
             if backend == "flashinfer":  # plan once per block and forward kind
-                plans["step"] = self._plan("step", rows, pads, start, block, use_graphs)
+                plans["step"] = self._plan("step", rows, ranges, length, start, block, mode.graphs)
                 if fused:
-                    plans["fused"] = self._plan("fused", rows, pads, start, block, use_graphs)
+                    plans["fused"] = self._plan("fused", rows, ranges, length, start, block, mode.graphs)
             step_mask = decode_mask(key_valid, start, block, False, kv_len)
             step_slots = torch.arange(start, start + block, device=device)
             for step in range(1, cap + 1):
@@ -223,11 +405,14 @@ class FastEngine:
                 else:
                     inputs_now = {"ids": ids, "positions": positions, "slots": step_slots, "mask": step_mask}
                 columns = None
-                if prune:  # eager: the last layer only for still-masked columns (one host sync)
+                if mode.prune:  # eager: the last layer only for still-masked columns (one host sync)
                     columns = offsets if step == 1 else masked.any(dim=0).nonzero().squeeze(1)
                 forward = functools.partial(self._forward, block=block, plan=plans.get(kind), columns=columns)
-                if use_graphs:
-                    logits = self.graphs.run((kind, rows, block, backend), forward, inputs_now)
+                key = (kind, rows, block, backend)
+                if mode.static:
+                    self.graph_keys.add(key)
+                if mode.graphs:
+                    logits = self.graphs.run(key, forward, inputs_now)
                 else:
                     logits = forward(**inputs_now)
                 forwards += 1
@@ -244,8 +429,26 @@ class FastEngine:
             if bool(finished.all()):  # end-of-block check
                 break
             prev_ids, prev_positions = ids, positions
-        t2 = device_clock(device)
         committed = out_ids[:b, :blocks_done * block].tolist()
         committed_conf = out_conf[:b, :blocks_done * block].tolist()
-        engine = f"fast/{backend}" + ("+cudagraph" if use_graphs else "") + ("" if config.prune_committed else "+full")
-        return build_result(vla, committed, committed_conf, config, engine, prompt.real_tokens, forwards, t1 - t0, t2 - t1)
+        return committed, committed_conf, forwards
+
+
+def _pad_id(vla) -> int:
+    pad = getattr(vla, "pad_token_id", None)
+    return int(pad) if pad is not None else int(vla.end_token_id)
+
+
+def _check_same_images(prompts: list[PreparedPrompt]) -> None:
+    """All prompts of a frame set carry the same images (or none): one vision pass serves them all."""
+    first = prompts[0]
+    for index, p in enumerate(prompts[1:], start=1):
+        if p.has_images != first.has_images:
+            raise DecodeInputError(f"prompt {index} {'has' if p.has_images else 'has no'} images, prompt 0 does not agree")
+        if not p.has_images:
+            continue
+        same_grid = torch.equal(p.image_grid_thw, first.image_grid_thw)
+        same_pixels = p.pixel_values is first.pixel_values or (
+            p.pixel_values.shape == first.pixel_values.shape and torch.equal(p.pixel_values, first.pixel_values))
+        if not (same_grid and same_pixels):
+            raise DecodeInputError(f"prompt {index} has other images than prompt 0; a shared prefix needs one frame set")

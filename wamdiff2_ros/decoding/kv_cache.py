@@ -11,6 +11,10 @@ Two layouts: ``"dense"`` (rows, kv_heads, slots, head_dim) for SDPA, and ``"page
 (rows * slots, 1, kv_heads, head_dim), FlashInfer's NHD paged layout with one slot
 per page, so a row's valid keys are a contiguous page range that skips its padding.
 Both layouts also hand out a dense (rows, kv_heads, n, head_dim) view for SDPA.
+
+A cache with more rows or slots than a request needs serves it (the request uses the
+first rows and slots), so alternating batch sizes never reallocate it (and never drop
+the CUDA graphs that read it by address).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ class StaticKVCache:
         self.v = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(num_layers)]
 
     def fits(self, rows: int, slots: int, dtype: torch.dtype, device: torch.device, layout: str) -> bool:
-        return (self.rows == rows and self.slots >= slots and self.dtype == dtype
+        return (self.rows >= rows and self.slots >= slots and self.dtype == dtype
                 and self.device == torch.device(device) and self.layout == layout)
 
     @property
@@ -52,6 +56,14 @@ class StaticKVCache:
         else:
             self._rows_view(self.k[layer])[:r].index_copy_(1, slots, key.transpose(1, 2))
             self._rows_view(self.v[layer])[:r].index_copy_(1, slots, value.transpose(1, 2))
+
+    def load_prefix(self, source: StaticKVCache, rows: int, length: int) -> None:
+        """Copy slots ``[0, length)`` of ``source``'s first row into rows ``[0, rows)`` (a shared prompt prefix)."""
+        for layer in range(len(self.k)):
+            target_k, target_v = self.dense(layer, rows, length)
+            source_k, source_v = source.dense(layer, 1, length)
+            target_k.copy_(source_k)
+            target_v.copy_(source_v)
 
     def dense(self, layer: int, rows: int, length: int | None) -> tuple[torch.Tensor, torch.Tensor]:
         """(rows, kv_heads, length, head_dim) views of slots [0, length) (None = all slots)."""

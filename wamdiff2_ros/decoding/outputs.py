@@ -45,14 +45,19 @@ def build_result(
     prefill_s: float,
     decode_s: float,
 ) -> DecodeResult:
-    """Assemble the public result from per-row committed tokens (in block order)."""
-    tokens, confidences, finished, generated = [], [], [], 0
+    """Assemble the public result from per-row committed tokens (in block order).
+
+    ``extra["row_generated"]`` holds each row's kept token count (end token included),
+    so a caller that decoded several tasks as rows of one batch can report each alone.
+    """
+    tokens, confidences, finished, counts = [], [], [], []
     for row, conf in zip(committed, committed_conf, strict=True):
         kept, mean, done, count = cut_row(row, conf, vla.end_token_id, config.max_new_tokens)
         tokens.append(kept)
         confidences.append(mean)
         finished.append(done)
-        generated += count
+        counts.append(count)
+    generated = sum(counts)
     tokenizer = getattr(vla, "tokenizer", None)
     texts = [tokenizer.decode(t, skip_special_tokens=True) if tokenizer is not None else "" for t in tokens]
     decode_s = max(decode_s, 1e-9)
@@ -67,4 +72,23 @@ def build_result(
         decode_ms=decode_s * 1e3,
         decode_tokens_per_second=generated / decode_s,
     )
-    return DecodeResult(tokens=tokens, texts=texts, confidences=confidences, finished=finished, stats=stats)
+    return DecodeResult(tokens=tokens, texts=texts, confidences=confidences, finished=finished, stats=stats,
+                        extra={"row_generated": counts})
+
+
+def row_stats(result: DecodeResult, row: int, prompt_tokens: int) -> DecodeStats:
+    """Statistics of one row of a batched decode: its own tokens, the batch's forwards and times."""
+    stats = result.stats
+    generated = int(result.extra.get("row_generated", [stats.generated_tokens])[row])
+    decode_s = max(stats.decode_ms / 1e3, 1e-9)
+    return DecodeStats(
+        engine=stats.engine,
+        block_size=stats.block_size,
+        prompt_tokens=prompt_tokens,
+        generated_tokens=generated,
+        forwards=stats.forwards,
+        tokens_per_forward=generated / stats.forwards if stats.forwards else 0.0,
+        prefill_ms=stats.prefill_ms,
+        decode_ms=stats.decode_ms,
+        decode_tokens_per_second=generated / decode_s,
+    )
