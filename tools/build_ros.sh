@@ -18,3 +18,12 @@ colcon --log-base log build --symlink-install \
   -DPython3_NumPy_INCLUDE_DIR="$LINK_DIR/numpy-include" -DBUILD_TESTING=OFF \
   > log/colcon-last.txt 2>&1 || { cat log/colcon-last.txt; exit 1; }
 tail -n 2 log/colcon-last.txt
+# Test-only interface packages (ackermann_msgs, carla_msgs: not on PyPI) into a prefix
+# of their own under build/, which only the tests use; never part of install/.
+echo "[setup] colcon build (test-only interfaces: test/interfaces) -> build/test_interfaces/install"
+colcon --log-base log build --base-paths test/interfaces \
+  --build-base build/test_interfaces/build --install-base build/test_interfaces/install \
+  --cmake-args -DPython3_EXECUTABLE="$VIRTUAL_ENV/bin/python" \
+  -DPython3_NumPy_INCLUDE_DIR="$LINK_DIR/numpy-include" -DBUILD_TESTING=OFF \
+  > log/colcon-test-interfaces.txt 2>&1 || { cat log/colcon-test-interfaces.txt; exit 1; }
+tail -n 2 log/colcon-test-interfaces.txt

@@ -1,11 +1,14 @@
-"""Waypoint following: pure pursuit for the yaw rate, PID for the speed (numpy only; follower node and closed loop).
+"""Waypoint following: pure pursuit for the curvature, PID for the speed (numpy only; follower node and closed loop).
 
 Sign convention (REP 103): x forward, y left, yaw counter-clockwise. A target point
-to the left (y > 0) gives a positive curvature and a positive yaw rate
-(``geometry_msgs/Twist.angular.z``): the vehicle turns left. The CARLA ROS bridge's
-twist interface (``/carla/<role>/twist``) takes ``linear.x`` as the target speed in
-m/s and ``angular.z`` as the target yaw rate in rad/s with this same sign. Steering
-angle for a bicycle model with wheelbase L is ``atan(L * curvature)``.
+to the left (y > 0) gives a positive curvature, a positive yaw rate
+(``geometry_msgs/Twist.angular.z``) and a positive Ackermann steering angle
+(``ackermann_msgs/AckermannDrive.steering_angle``, left positive): the vehicle turns
+left. The steering angle of a bicycle model with wheelbase L is
+``atan(L * curvature)`` (:func:`steering_angle`). CARLA's own
+``CarlaEgoVehicleControl.steer`` is the opposite: -1 is full left, so
+:func:`pedal_command` negates it; throttle and brake come from the speed PID's
+acceleration command.
 """
 
 from __future__ import annotations
@@ -109,4 +112,66 @@ class PurePursuit:
         if v_cmd > 0.1:
             yaw_limit = min(yaw_limit, lim.max_lateral_accel / v_cmd)
         yaw_rate = float(np.clip(yaw_rate, -yaw_limit, yaw_limit))
-        return v_cmd, yaw_rate, {"lookahead": lookahead, "target": target.tolist(), "curvature": curvature, "v_ref": v_ref}
+        return v_cmd, yaw_rate, {"lookahead": lookahead, "target": target.tolist(), "curvature": curvature, "v_ref": v_ref,
+                                 "accel": accel}
+
+
+def steering_angle(curvature: float, wheelbase: float, max_steering_angle: float = math.pi / 2) -> float:
+    """Front-wheel angle (rad, left positive) of a kinematic bicycle driving ``curvature`` (1/m)."""
+    if wheelbase <= 0 or max_steering_angle <= 0:
+        raise ValueError(f"wheelbase ({wheelbase}) and max_steering_angle ({max_steering_angle}) must be > 0")
+    if not math.isfinite(curvature):
+        return 0.0
+    return float(np.clip(math.atan(wheelbase * curvature), -max_steering_angle, max_steering_angle))
+
+
+@dataclass(frozen=True)
+class AckermannCommand:
+    """What ``ackermann_msgs/AckermannDrive`` carries: target speed, steering angle, acceleration."""
+
+    speed: float  # m/s, forward
+    steering_angle: float  # rad, left positive
+    acceleration: float  # m/s^2, magnitude the vehicle may use to reach ``speed`` (> 0)
+    curvature: float  # 1/m, left positive (for logs and tests)
+
+
+@dataclass(frozen=True)
+class PedalCommand:
+    """What ``carla_msgs/CarlaEgoVehicleControl`` carries: throttle, brake in [0, 1]; steer in [-1, 1], -1 left."""
+
+    throttle: float
+    brake: float
+    steer: float
+
+
+def ackermann_command(path_ego: np.ndarray, times: np.ndarray, elapsed: float, speed: float, controller: PurePursuit,
+                      wheelbase: float, max_steering_angle: float, dt: float) -> AckermannCommand:
+    """Pure pursuit + speed PID as an Ackermann drive command.
+
+    The speed is the plan's target speed (``v_ref``, the receiver runs its own speed
+    loop, as ``carla_ackermann_control`` does); the acceleration is the magnitude our
+    PID asks for, at least 0.1 m/s^2 (0 would mean "as fast as possible").
+    """
+    lim = controller.limits
+    _, _, info = controller.command(path_ego, times, elapsed, speed, dt)
+    curvature = info["curvature"]
+    v_ref = float(info["v_ref"])
+    if v_ref > 0.1:  # the same lateral-acceleration limit as the yaw-rate output
+        curvature = float(np.clip(curvature, -lim.max_lateral_accel / v_ref**2, lim.max_lateral_accel / v_ref**2))
+    angle = steering_angle(curvature, wheelbase, max_steering_angle)
+    return AckermannCommand(v_ref, angle, max(abs(float(info["accel"])), 0.1), curvature)
+
+
+def pedal_command(accel: float, angle: float, limits: FollowerLimits, max_steering_angle: float) -> PedalCommand:
+    """Acceleration command and steering angle -> CARLA throttle, brake and steer.
+
+    Positive acceleration is throttle ``accel / max_accel``, negative is brake
+    ``-accel / max_decel`` (never both); ``steer = -angle / max_steering_angle``
+    (CARLA steers right for positive values).
+    """
+    if not (math.isfinite(accel) and math.isfinite(angle)):
+        return PedalCommand(0.0, 1.0, 0.0)
+    throttle = float(np.clip(accel / limits.max_accel, 0.0, 1.0)) if accel > 0 else 0.0
+    brake = float(np.clip(-accel / limits.max_decel, 0.0, 1.0)) if accel < 0 else 0.0
+    steer = float(np.clip(-angle / max_steering_angle, -1.0, 1.0))
+    return PedalCommand(throttle, brake, steer)
