@@ -14,6 +14,7 @@ from wamdiff2_ros.model.losses import (
     jsd_loss,
     masked_diffusion_loss,
     pad_response,
+    pad_responses,
     sample_block_times,
 )
 
@@ -131,7 +132,7 @@ def test_add_block_noise_structure():
     assert torch.equal(noisy[~masked], response[~masked])
     blocks = t.reshape(2, 4, 4)
     assert torch.equal(blocks, blocks[..., :1].expand_as(blocks))  # one t per block
-    assert (t >= 1e-3).all() and (t <= 1.0).all()
+    assert (t >= 1e-3 / 4).all() and (t <= 1.0).all()
     again = add_block_noise(response, 4, mask_id, generator=torch.Generator().manual_seed(0))
     assert all(torch.equal(a, b) for a, b in zip((noisy, t, masked), again, strict=True))
     one_d = add_block_noise(response[0], 4, mask_id, generator=torch.Generator().manual_seed(1))
@@ -145,7 +146,8 @@ def test_block_times_are_stratified_and_masking_rate_follows_t():
     t = sample_block_times(500, 4, generator=gen)
     strata = torch.sort(t, dim=1).values
     for k in range(4):  # exactly one block per stratum [k/4, (k+1)/4)
-        assert ((strata[:, k] >= max(k / 4, 1e-3) - 1e-7) & (strata[:, k] <= (k + 1) / 4 + 1e-7)).all()
+        # the reference clamps the uniform draw to [0.001, 1] before stratifying: t >= (k + 0.001) / 4
+        assert ((strata[:, k] >= (k + 1e-3) / 4 - 1e-7) & (strata[:, k] <= (k + 1) / 4 + 1e-7)).all()
     response = torch.zeros(400, 64, dtype=torch.long)
     _, tt, masked = add_block_noise(response, 64, 1, generator=gen)  # one block per row
     rate = masked.float().mean(1)
@@ -171,3 +173,68 @@ def test_certainty_loss_is_the_entropy_of_right_masked_predictions_only():
     assert certainty_loss(sharp, targets, masked) < certainty_loss(logits, targets, masked)
     with pytest.raises(ValueError, match="masked"):
         certainty_loss(logits, targets, masked[:, :2])
+
+
+# A batch mixing a short QA answer with a long plan, B=4, end token E=9:
+# QA "a b" + E -> 3 tokens -> its own R = 4; plan of 9 tokens + E -> 10 -> its own R = 12.
+END = 9
+QA = torch.tensor([5, 6, END])
+PLAN = torch.tensor([1, 2, 3, 4, 1, 2, 3, 4, 1, END])
+
+
+def test_pad_responses_pads_each_answer_to_its_own_blocks():
+    clean, lengths = pad_responses([QA, PLAN], 4, END)
+    assert lengths.tolist() == [4, 12]  # not the batch's longest (12) for the QA answer
+    assert clean.tolist() == [
+        [5, 6, END, END] + [END] * 8,  # own padding, then filler up to the longest row
+        [1, 2, 3, 4, 1, 2, 3, 4, 1, END, END, END],
+    ]
+    assert pad_responses([torch.tensor([], dtype=torch.long)], 4, END)[1].tolist() == [4]  # at least one block
+    with pytest.raises(ValueError, match="block_size"):
+        pad_responses([QA], 0, END)
+
+
+def test_per_sample_loss_normalisation_hand_computed_batch():
+    """1/t-weighted CE summed over each sample's masked positions / ITS OWN padded length, then the mean over samples."""
+    clean, lengths = pad_responses([QA, PLAN], 4, END)
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(2, 12, 10, generator=g)
+    masked = torch.zeros(2, 12, dtype=torch.bool)
+    masked[0, [1, 3]] = True  # QA: a real token and its own end-token padding (trained on)
+    masked[0, 6] = True  # filler beyond the QA's own length: never trained
+    masked[1, [0, 9, 11]] = True
+    t = torch.tensor([[0.5] * 4 + [1.0] * 8, [0.25] * 4 + [0.8] * 4 + [0.4] * 4])
+
+    def ce(b, j):
+        return -_log_softmax(logits[b, j].tolist())[int(clean[b, j])]
+
+    qa = (ce(0, 1) / 0.5 + ce(0, 3) / 0.5) / 4
+    plan = (ce(1, 0) / 0.25 + ce(1, 9) / 0.4 + ce(1, 11) / 0.4) / 12
+    got = masked_diffusion_loss(logits, clean, masked, t, lengths)
+    assert got.item() == pytest.approx((qa + plan) / 2, rel=1e-6)
+    # the old batch padding would have divided the QA row by 12 and trained the filler
+    old = masked_diffusion_loss(logits, clean, masked, t)
+    assert old.item() == pytest.approx(((qa * 4 + ce(0, 6) / 1.0) / 12 + plan) / 2, rel=1e-6)
+    # the JSD and the certainty term use the same per-sample normalisation
+    teacher = torch.randn(2, 12, 10, generator=g)
+    per_row = [jsd_loss(logits[b : b + 1, : lengths[b]], teacher[b : b + 1, : lengths[b]], masked[b : b + 1, : lengths[b]])
+               for b in range(2)]
+    assert jsd_loss(logits, teacher, masked, lengths=lengths).item() == pytest.approx(sum(per_row).item() / 2, rel=1e-6)
+    with pytest.raises(ValueError, match="lengths"):
+        masked_diffusion_loss(logits, clean, masked, t, torch.tensor([4, 13]))
+
+
+def test_block_noise_follows_each_samples_own_blocks():
+    clean, lengths = pad_responses([QA, PLAN], 4, END)
+    gen = torch.Generator().manual_seed(1)
+    ts = []
+    for _ in range(300):
+        noisy, t, masked = add_block_noise(clean, 4, 99, generator=gen, lengths=lengths)
+        assert not masked[0, 4:].any() and (t[0, 4:] == 1.0).all() and torch.equal(noisy[0, 4:], clean[0, 4:])
+        assert torch.equal(noisy[masked], torch.full((int(masked.sum()),), 99))
+        ts.append(t[1, ::4])
+    plan_t = torch.sort(torch.stack(ts), dim=1).values  # the plan's 3 blocks: one t per third of (0, 1]
+    for k in range(3):
+        assert ((plan_t[:, k] >= (k + 1e-3) / 3 - 1e-7) & (plan_t[:, k] <= (k + 1) / 3 + 1e-7)).all()
+    with pytest.raises(ValueError, match="multiples of block_size"):
+        add_block_noise(clean, 4, 99, lengths=torch.tensor([3, 12]))

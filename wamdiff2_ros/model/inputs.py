@@ -71,6 +71,7 @@ def build_inputs(
     *,
     answer: str | None = None,
     max_pixels: int | None = None,
+    vision: dict[str, torch.Tensor] | None = None,
 ) -> dict[str, torch.Tensor]:
     """Tensors for one prompt (batch of 1) on the model's device.
 
@@ -79,13 +80,20 @@ def build_inputs(
     ``image_grid_thw`` (n, 3). With ``answer=`` also ``response_ids`` (1, R): the answer's
     tokens and ``<|im_end|>`` (not yet padded to a multiple of the block size).
     ``max_pixels`` is the resolution budget per image (default: the processor's).
+    ``vision``: ``images`` already turned into patches (``processor.images_to_patches``),
+    shared by several prompts about the same images (see :func:`build_frame_inputs`).
+    The question is put in the checkpoint's prompt format (``vla.prompt_format``, see
+    :func:`wamdiff2_ros.model.prompts.apply_prompt_format`) first.
     """
+    from wamdiff2_ros.model.prompts import PROMPT_FORMATS, apply_prompt_format
+
+    question = apply_prompt_format(question, getattr(vla, "prompt_format", PROMPT_FORMATS[0]))
     if vla.processor is None and images:
         raise ValueError("this checkpoint has no image processor (no preprocessor_config.json); cannot take images")
     images = list(images) if images is not None else []
     text = chat_prompt(question, len(images))
     if vla.processor is not None:
-        inputs = vla.processor(text, images, max_pixels=max_pixels, return_tensors="pt")
+        inputs = vla.processor(text, images, max_pixels=max_pixels, return_tensors="pt", vision=vision)
     else:
         enc = vla.tokenizer([text], add_special_tokens=False, return_tensors="pt")
         inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
@@ -98,3 +106,25 @@ def build_inputs(
     if answer is not None:
         inputs["response_ids"] = encode_response(vla, answer).to(device)
     return inputs
+
+
+def build_frame_inputs(
+    vla: WamDiff2,
+    questions: Sequence[str],
+    images: Sequence[np.ndarray] | None = None,
+    *,
+    max_pixels: int | None = None,
+) -> list[dict[str, torch.Tensor]]:
+    """:func:`build_inputs` for several questions about one frame set, the images resized and patched once.
+
+    Every returned prompt holds the same ``pixel_values`` and ``image_grid_thw`` tensors
+    (the same objects, already on the model's device and dtype), which is what
+    ``decoding.encode_prefix`` expects of one frame set.
+    """
+    images = list(images) if images is not None else []
+    vision = None
+    if images and vla.processor is not None:
+        patches = vla.processor.images_to_patches(images, max_pixels)
+        vision = {"pixel_values": patches["pixel_values"].to(vla.device, vla.dtype),
+                  "image_grid_thw": patches["image_grid_thw"].to(vla.device)}
+    return [build_inputs(vla, question, images, max_pixels=max_pixels, vision=vision) for question in questions]

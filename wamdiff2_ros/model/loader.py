@@ -12,7 +12,11 @@ Every kind becomes a :class:`WamDiff2`: transformers' ``Qwen3VLForConditionalGen
   (default 151671).
 
 ``block_size``, ``mask_token_id`` and ``end_token_id`` are recorded as extra fields of the
-saved ``config.json``; plain transformers ignores them.
+saved ``config.json``; plain transformers ignores them. So is ``prompt_format``, the
+question wording and image layout the checkpoint was trained on
+(:data:`wamdiff2_ros.model.prompts.PROMPT_FORMATS`): a checkpoint without the field
+keeps this package's original format (``wamdiff2_ros``), except a ``wam_diff2``
+checkpoint, which gets the reference's training format (``reference``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from wamdiff2_ros.model.prompts import PROMPT_FORMATS, check_prompt_format, default_prompt_format
 from wamdiff2_ros.model.tokenizer import ENDOFTEXT, IM_END, MASK
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,6 +58,7 @@ class WamDiff2:
     end_token_id: int
     pad_token_id: int
     path: str | None = None
+    prompt_format: str = PROMPT_FORMATS[0]
 
     @property
     def device(self) -> torch.device:
@@ -82,7 +88,7 @@ class WamDiff2:
         _check_block_size(block_size)
         return WamDiff2(
             self.model, self.tokenizer, self.processor, int(block_size), self.mask_token_id,
-            self.end_token_id, self.pad_token_id, self.path,
+            self.end_token_id, self.pad_token_id, self.path, self.prompt_format,
         )
 
     def record_settings(self) -> None:
@@ -93,6 +99,7 @@ class WamDiff2:
         cfg.end_token_id = int(self.end_token_id)
         cfg.eos_token_id = int(self.end_token_id)
         cfg.pad_token_id = int(self.pad_token_id)
+        cfg.prompt_format = check_prompt_format(self.prompt_format)
 
     def save(self, directory: str | os.PathLike) -> Path:
         """``save_pretrained`` of model (safetensors), tokenizer and processor into ``directory``."""
@@ -233,6 +240,10 @@ def load_model(
     if pad_id is None:
         pad_id = end_id
     try:
+        prompt_format = check_prompt_format(data.get("prompt_format", default_prompt_format(data.get("model_type"))))
+    except ValueError as exc:
+        raise ModelLoadError(f"{directory / 'config.json'}: {exc}") from None
+    try:
         processor = load_processor(directory, tokenizer)
     except (OSError, ValueError) as exc:
         raise ModelLoadError(f"cannot load the image processor from {directory}: {exc}") from exc
@@ -245,6 +256,7 @@ def load_model(
         end_token_id=int(end_id),
         pad_token_id=int(pad_id),
         path=str(directory),
+        prompt_format=prompt_format,
     )
     vla.record_settings()
     return vla

@@ -7,10 +7,20 @@ plain causal attention. Block numbering follows the reference implementation:
 - the prompt (prefix) is cut in B-sized chunks from position 0, the last one possibly
   shorter;
 - the response starts a new block right after the prompt and is a whole number of blocks
-  (it is padded with the end token, see :func:`wamdiff2_ros.model.losses.pad_response`);
+  (each answer is padded with the end token to its own whole blocks, see
+  :func:`wamdiff2_ros.model.losses.pad_responses`);
 - in the training layout ``[prefix | clean response | noisy response]`` a noisy block sees
-  the whole prefix, the clean blocks before it and itself; clean and prefix tokens never
-  see noisy ones. The noisy copy reuses the clean copy's positions.
+  the whole prefix, the clean blocks before it and itself. The noisy copy reuses the
+  clean copy's positions.
+- Deliberate difference from the reference: its training mask lets prefix and clean
+  rows see every token of their own and earlier blocks, noisy copies included (the
+  clean block k attends to noisy block k, and later clean blocks to earlier noisy
+  blocks). Here prefix and clean rows never see noisy tokens, because inference cannot:
+  a committed block's KV is written by one clean forward over ``[KV cache ; block]``,
+  with no noisy tokens anywhere in the context, so the clean rows are trained exactly as
+  they are computed at decode time. The noisy rows, which carry the loss, attend to the
+  same positions in both layouts (in the reference, the clean states they read have
+  themselves looked at noisy tokens).
 
 transformers' Qwen3-VL takes a 4D mask as-is (``masking_utils`` returns a 4D tensor
 unchanged), so :func:`to_additive_4d` output can be passed as ``attention_mask``.
@@ -93,8 +103,11 @@ def training_layout(prefix_len: int, response_len: int, block_size: int) -> tupl
 def training_block_mask(prefix_len: int, response_len: int, block_size: int) -> torch.BoolTensor:
     """(P+2R, P+2R) mask of ``[prefix | clean response | noisy response]``.
 
-    Prefix and clean tokens are block-causal among themselves (never seeing noisy tokens);
-    a noisy block sees the whole prefix, the clean blocks strictly before it, and itself.
+    Prefix and clean tokens are block-causal among themselves and never see noisy tokens
+    (the reference lets them see the noisy tokens of their own and earlier blocks; we do
+    not, because at inference the clean KV is written with no noisy tokens in context:
+    see the module doc). A noisy block sees the whole prefix, the clean blocks strictly
+    before it, and itself.
     """
     block_ids, types = training_layout(prefix_len, response_len, block_size)
     bq, bk = block_ids.unsqueeze(1), block_ids.unsqueeze(0)

@@ -16,6 +16,28 @@ pairs), since a released WAM-Diff2 checkpoint was trained on that layout::
 The instruction sentence can be replaced with ``instruction=`` (for example with
 the exact wording a checkpoint was trained on).
 
+Prompt formats (:data:`PROMPT_FORMATS`), a property of each checkpoint (its config's
+``prompt_format``, read by ``model.loader``): ``wamdiff2_ros`` is the wording above, the
+one this package's checkpoints were trained on; ``reference`` is the reference's
+training format word for word, the one a released WAM-Diff2 checkpoint was trained on::
+
+    Here is a front-view images from a driving vehicle: <image>
+    The navigation information is: right
+    ...
+    Instruction: Based on the visual motion cues from the image (such as the relative
+    speed of other vehicles and the changing distance to the intersection) and the
+    provided telemetry, predict the optimal driving action for the next 4 seconds with
+    8 new waypoints.
+
+laid out as the reference's dataset does before the chat template: the text is split at
+each ``<image>``, each piece stripped of surrounding whitespace, and the pieces and images
+interleaved, so the prompt reads ``...vehicle:<image>The navigation information...``
+(:func:`reference_layout`). :func:`apply_prompt_format` turns a question of this
+module into a checkpoint's format; ``model.inputs.build_inputs`` applies it for the
+model it is given. The reference publishes the planning format only (one front image);
+perception and understanding questions keep their wording under its image line and
+layout.
+
 Image order: with several cameras and ``num_images = frames * len(cameras)`` the
 images are camera-major, each camera's frames oldest first, cameras in the order
 given. Velocity and acceleration are in the ego frame (x forward, y left), m/s and
@@ -39,6 +61,13 @@ __all__ = [
     "WAYPOINT_INTERVAL_S",
     "PLANNING_INSTRUCTION",
     "PERCEPTION_INSTRUCTION",
+    "PROMPT_FORMATS",
+    "REFERENCE_PLANNING_INSTRUCTION",
+    "REFERENCE_PREAMBLE",
+    "apply_prompt_format",
+    "check_prompt_format",
+    "default_prompt_format",
+    "reference_layout",
     "command_from_one_hot",
     "command_to_one_hot",
     "format_number",
@@ -92,6 +121,19 @@ PLANNING_INSTRUCTION = (
     "relative to the ego vehicle, how close the next intersection is) together with the "
     "telemetry above, predict the ego vehicle's driving for the next {horizon:g} seconds "
     "as {n} new waypoints."
+)
+
+#: Question formats a checkpoint can be trained on; the first is this package's original one.
+PROMPT_FORMATS: tuple[str, ...] = ("wamdiff2_ros", "reference")
+
+#: The reference's image line of its training samples, word for word ("images" included).
+REFERENCE_PREAMBLE = "Here is a front-view images from a driving vehicle: <image>"
+
+#: The reference's planning instruction of its training samples, word for word.
+REFERENCE_PLANNING_INSTRUCTION = (
+    "Instruction: Based on the visual motion cues from the image (such as the relative speed of other "
+    "vehicles and the changing distance to the intersection) and the provided telemetry, predict the "
+    "optimal driving action for the next 4 seconds with 8 new waypoints."
 )
 
 PERCEPTION_INSTRUCTION = (
@@ -203,13 +245,15 @@ def planning_question(
     num_images: int = 1,
     cameras: Sequence[str] = ("CAM_F0",),
     instruction: str | None = None,
+    prompt_format: str = PROMPT_FORMATS[0],
 ) -> str:
     """Human turn of a planning sample.
 
     ``command`` is a :data:`DRIVING_COMMANDS` name (see :func:`command_from_one_hot`),
     ``velocity``/``acceleration`` are ego-frame (x, y) in m/s and m/s^2.
     ``instruction`` replaces the instruction line (it may use ``{images}``,
-    ``{horizon}`` and ``{n}``).
+    ``{horizon}`` and ``{n}``). ``prompt_format="reference"`` gives the reference's
+    wording and layout (:func:`apply_prompt_format`).
     """
     if not isinstance(command, str) or command.strip().lower() not in DRIVING_COMMANDS:
         raise ValueError(f"unknown driving command {command!r}; expected one of {', '.join(DRIVING_COMMANDS)}")
@@ -224,7 +268,7 @@ def planning_question(
         f"{_pair('acceleration', acceleration)}",
         template.format(images=_images_word(num_images), horizon=NUM_WAYPOINTS * WAYPOINT_INTERVAL_S, n=NUM_WAYPOINTS),
     ]
-    return "\n".join(lines)
+    return apply_prompt_format("\n".join(lines), prompt_format)
 
 
 def perception_question(num_images: int = 1, cameras: Sequence[str] = ("CAM_F0",)) -> str:
@@ -256,3 +300,66 @@ def _check_template(template: str) -> None:
         template.format(images="images", horizon=4.0, n=NUM_WAYPOINTS)
     except (KeyError, IndexError, ValueError) as exc:
         raise ValueError(f"instruction is not a valid template (fields: images, horizon, n): {exc}") from None
+
+
+def check_prompt_format(name: str) -> str:
+    """``name`` if it is one of :data:`PROMPT_FORMATS`, else a ValueError naming them."""
+    if name not in PROMPT_FORMATS:
+        raise ValueError(f"unknown prompt format {name!r}; expected one of {', '.join(PROMPT_FORMATS)}")
+    return name
+
+
+def default_prompt_format(model_type: str | None) -> str:
+    """The format of a checkpoint whose config names none: the reference's for ``wam_diff2``, else ours."""
+    return "reference" if model_type == "wam_diff2" else PROMPT_FORMATS[0]
+
+
+def reference_layout(value: str) -> str:
+    """The reference dataset's placement of images in a human turn: split at ``<image>``, strip, interleave.
+
+    ``"A: <image>\nB"`` becomes ``"A:<image>B"`` (the chat template joins the content
+    items without separators).
+    """
+    parts = value.split(IMAGE_PLACEHOLDER)
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        if part.strip():
+            out.append(part.strip())
+        if i < len(parts) - 1:
+            out.append(IMAGE_PLACEHOLDER)
+    return "".join(out)
+
+
+def _our_planning_instruction() -> str:
+    return PLANNING_INSTRUCTION.format(images=_images_word(1), horizon=NUM_WAYPOINTS * WAYPOINT_INTERVAL_S,
+                                       n=NUM_WAYPOINTS)
+
+
+def apply_prompt_format(question: str, prompt_format: str) -> str:
+    """A question of this module in ``prompt_format`` (idempotent; ``wamdiff2_ros`` returns it unchanged).
+
+    ``reference``: our one-front-image line becomes :data:`REFERENCE_PREAMBLE`, our
+    planning instruction becomes :data:`REFERENCE_PLANNING_INSTRUCTION`, and the text is
+    laid out with :func:`reference_layout`. Questions with other cameras or several
+    frames have no reference wording: a ValueError says so.
+    """
+    check_prompt_format(prompt_format)
+    if not isinstance(question, str):
+        raise ValueError(f"question must be a string, got {type(question).__name__}")
+    if prompt_format == PROMPT_FORMATS[0]:
+        return question
+    laid_out_preamble = reference_layout(REFERENCE_PREAMBLE)
+    if question.startswith(laid_out_preamble):
+        return question  # already in the reference format
+    ours = image_preamble(1, ("CAM_F0",)) + "\n"
+    if question.startswith(ours):
+        body = question[len(ours):]
+    elif question.startswith(REFERENCE_PREAMBLE + "\n"):
+        body = question[len(REFERENCE_PREAMBLE) + 1:]
+    else:
+        raise ValueError("the reference prompt format has one front-camera image (CAM_F0, one frame); "
+                         f"this question starts {question[:60]!r}")
+    lines = body.split("\n")
+    if lines and lines[-1] == _our_planning_instruction():
+        lines[-1] = REFERENCE_PLANNING_INSTRUCTION
+    return reference_layout(REFERENCE_PREAMBLE + "\n" + "\n".join(lines))

@@ -9,6 +9,8 @@ from typing import Any
 
 STAGES = ("ar", "adapt", "distill_block", "distill_model")
 MIXED_PRECISION = ("no", "bf16", "fp16")
+ROLLOUT_ENGINES = ("fast", "reference")
+PROMPT_FORMATS = ("", "wamdiff2_ros", "reference")  # "": the init checkpoint's (a fresh preset: wamdiff2_ros)
 
 
 class TrainConfigError(ValueError):
@@ -42,11 +44,17 @@ class TrainConfig:
     init: str = ""  # checkpoint dir to start from (empty: a fresh preset)
     preset: str = "tiny"
     block_size: int = 1
+    prompt_format: str = ""  # question wording/layout the model is trained on (model.prompts.PROMPT_FORMATS); "": keep the init's
     teacher: str = ""  # distillation teacher checkpoint dir
-    teacher_block_size: int = 4
+    teacher_block_size: int = 0  # 0: the reference's choice, half the student's block size (its collate's teacher mask)
     jsd_weight: float = 1.0
-    diffusion_weight: float = 1.0  # distillation: weight of the plain masked-diffusion loss
+    diffusion_weight: float = 0.0  # distillation: weight of the 1/t-weighted CE (the reference: kd_ratio 1.0, i.e. 0)
     jsd_beta: float = 0.5
+    on_policy: bool = True  # distillation: every rollout_every steps the noisy states are the student's own answers
+    rollout_every: int = 2  # the reference's generate_interval
+    rollout_threshold: float = 0.9  # confidence threshold of the student's block decode in the rollout
+    rollout_max_tokens: int = 256  # answer budget of the rollout (whole blocks are decoded)
+    rollout_engine: str = "fast"  # decoding engine of the rollout (same tokens either way)
     certainty_weight: float = 0.0  # adapt: weight of the entropy of already-correct masked predictions
     steps: int = 100
     batch_size: int = 8  # per process, per micro-step
@@ -74,18 +82,30 @@ class TrainConfig:
             raise bad("stage", f"must be one of {', '.join(STAGES)}")
         if not self.output_dir:
             raise bad("output_dir", "is required")
-        for name in ("block_size", "teacher_block_size", "steps", "batch_size", "grad_accum"):
+        for name in ("block_size", "steps", "batch_size", "grad_accum", "rollout_every", "rollout_max_tokens"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise bad(name, "must be an integer >= 1")
+        if self.teacher_block_size < 0:
+            raise bad("teacher_block_size", "must be >= 1, or 0 for the reference's half of block_size")
         if self.stage == "ar" and self.block_size != 1:
             raise bad("block_size", "stage ar trains B=1")
         if self.stage != "ar" and self.block_size < 2:
             raise bad("block_size", "diffusion stages need block_size >= 2 (B=1 is the ar stage)")
         if self.stage in ("distill_block", "distill_model") and not self.teacher:
             raise bad("teacher", f"stage {self.stage} needs a teacher checkpoint")
-        if self.stage in ("distill_block", "distill_model") and self.block_size % self.teacher_block_size:
-            raise bad("teacher_block_size", f"must divide the student's block_size {self.block_size}")
+        if self.stage in ("distill_block", "distill_model") and self.block_size % self.effective_teacher_block_size:
+            what = "0 means half of block_size, which" if self.teacher_block_size == 0 else "it"
+            raise bad("teacher_block_size", f"{what} must divide the student's block_size {self.block_size}")
+        if not 0.0 <= self.rollout_threshold <= 1.0:
+            raise bad("rollout_threshold", "must be in [0, 1]")
+        if self.rollout_engine not in ROLLOUT_ENGINES:
+            raise bad("rollout_engine", f"must be one of {', '.join(ROLLOUT_ENGINES)}")
+        if self.prompt_format not in PROMPT_FORMATS:
+            raise bad("prompt_format", f"must be one of {', '.join(repr(f) for f in PROMPT_FORMATS)}")
+        for name in ("jsd_weight", "diffusion_weight"):
+            if getattr(self, name) < 0:
+                raise bad(name, "must be >= 0")
         if self.mixed_precision not in MIXED_PRECISION:
             raise bad("mixed_precision", f"must be one of {', '.join(MIXED_PRECISION)}")
         if not self.lr > 0:
@@ -102,6 +122,19 @@ class TrainConfig:
         if unknown or not self.data.tasks:
             raise bad("data.tasks", "must be a non-empty subset of planning, perception, understanding")
         return self
+
+    @property
+    def effective_teacher_block_size(self) -> int:
+        """The teacher's block size: as set, or (0) the reference's half of the student's (at least 1)."""
+        return self.teacher_block_size or max(1, self.block_size // 2)
+
+    @property
+    def distills(self) -> bool:
+        return self.stage in ("distill_block", "distill_model")
+
+    def on_policy_step(self, step: int) -> bool:
+        """Whether step ``step`` (0-based) trains on the student's rollout (every ``rollout_every`` steps from 0)."""
+        return self.distills and self.on_policy and step % self.rollout_every == 0
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

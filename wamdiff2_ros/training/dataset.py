@@ -2,8 +2,9 @@
 
 Samples come from :mod:`wamdiff2_ros.data.samples` (planning, perception and
 understanding conversations of each scene). Each is run once through the model's
-processor (images -> patches, prompt -> ids, Qwen3-VL mRoPE positions, answer -> ids
-+ ``<|im_end|>``) and the tensors are cached with ``torch.save`` (read back with
+processor (question in the model's prompt format, images -> patches, prompt -> ids,
+Qwen3-VL mRoPE positions, answer -> ids + ``<|im_end|>``, unpadded: the objectives pad
+each answer to its own whole blocks) and the tensors are cached with ``torch.save`` (read back with
 ``weights_only=True``), so training steps never touch the processor or the jpgs.
 """
 
@@ -87,6 +88,9 @@ def _cache_key(data: DataConfig, vla: Any) -> str:
         "vocab": len(vla.tokenizer),
         "image": None if processor is None else [processor.patch_size, processor.merge_size, processor.max_pixels],
     }
+    prompt_format = getattr(vla, "prompt_format", "wamdiff2_ros")
+    if prompt_format != "wamdiff2_ros":  # the questions are tokenised in the model's format (build_inputs)
+        payload["prompt_format"] = prompt_format
     return hashlib.blake2b(json.dumps(payload, sort_keys=True).encode(), digest_size=8).hexdigest()
 
 

@@ -119,7 +119,11 @@ def lr_lambda(cfg: TrainConfig):
 
 
 def load_student(cfg: TrainConfig, device: torch.device, init: str | None = None):
-    """The model to train: ``init`` (a checkpoint dir) at ``cfg.block_size``, or a fresh preset."""
+    """The model to train: ``init`` (a checkpoint dir) at ``cfg.block_size``, or a fresh preset.
+
+    ``cfg.prompt_format``, when set, becomes the model's prompt format (saved with it);
+    otherwise the checkpoint keeps its own.
+    """
     from wamdiff2_ros.model.loader import init_model, load_model
 
     path = init if init is not None else cfg.init
@@ -127,13 +131,20 @@ def load_student(cfg: TrainConfig, device: torch.device, init: str | None = None
         vla = load_model(path, device=device, block_size=cfg.block_size)
     else:
         vla = init_model(cfg.preset, seed=cfg.seed, device=device, block_size=cfg.block_size)
+    if cfg.prompt_format:
+        vla.prompt_format = cfg.prompt_format
     return vla
 
 
-def load_teacher(cfg: TrainConfig, device: torch.device):
+def load_teacher(cfg: TrainConfig, device: torch.device, student: Any = None):
+    """The frozen distillation teacher at ``cfg.effective_teacher_block_size``; it must read the student's prompt format."""
     from wamdiff2_ros.model.loader import load_model
 
-    teacher = load_model(cfg.teacher, device=device, block_size=cfg.teacher_block_size)
+    teacher = load_model(cfg.teacher, device=device, block_size=cfg.effective_teacher_block_size)
+    expected = student.prompt_format if student is not None else (cfg.prompt_format or None)
+    if expected is not None and teacher.prompt_format != expected:
+        raise ValueError(f"teacher {cfg.teacher} was trained on prompt format {teacher.prompt_format!r} but the student "
+                         f"reads {expected!r}; distil between models of one prompt format")
     teacher.model.eval()
     for p in teacher.model.parameters():
         p.requires_grad_(False)
@@ -171,9 +182,19 @@ def compute_loss(cfg: TrainConfig, vla: Any, teacher: Any, batch: Any, generator
     if cfg.stage == "adapt":
         return objectives.diffusion_objective(vla, batch, cfg.block_size, generator, cfg.certainty_weight)
     return objectives.distill_objective(
-        vla, teacher, batch, cfg.block_size, cfg.teacher_block_size, generator=generator,
+        vla, teacher, batch, cfg.block_size, cfg.effective_teacher_block_size, generator=generator,
         jsd_weight=cfg.jsd_weight, diffusion_weight=cfg.diffusion_weight, beta=cfg.jsd_beta,
     )
+
+
+def on_policy_batch(cfg: TrainConfig, vla: Any, batch: Any) -> Any:
+    """The batch with its answers replaced by the student's own block-decoded answers (the reference's rollout)."""
+    from wamdiff2_ros.training.rollout import student_rollout
+
+    prompts, _ = batch
+    answers = student_rollout(vla, prompts, cfg.block_size, confidence_threshold=cfg.rollout_threshold,
+                              max_new_tokens=cfg.rollout_max_tokens, engine=cfg.rollout_engine)
+    return prompts, answers
 
 
 def _autocast(cfg: TrainConfig, device: torch.device):
@@ -244,7 +265,7 @@ def train(cfg: TrainConfig, *, resume: bool = True) -> TrainResult:
     resuming = resume and (ckpt / STATE_FILE).is_file()
     torch.manual_seed(cfg.seed)
     vla = load_student(cfg, info.device, init=str(ckpt) if resuming else None)
-    teacher = load_teacher(cfg, info.device) if cfg.stage in ("distill_block", "distill_model") else None
+    teacher = load_teacher(cfg, info.device, vla) if cfg.distills else None
     dataset = load_dataset(cfg, vla, info)
     vla.model.train()
     if info.distributed:
@@ -302,13 +323,19 @@ def train(cfg: TrainConfig, *, resume: bool = True) -> TrainResult:
     for step in range(start_step, end_step):
         optimizer.zero_grad(set_to_none=True)
         total, metrics_sum = 0.0, {}
+        on_policy = cfg.on_policy_step(step)
         for micro in range(cfg.grad_accum):
             rows = [dataset[i] for i in batches.next_batch()]
+            batch = collate(rows)
+            if on_policy:
+                batch = on_policy_batch(cfg, vla, batch)
             sync = ddp is None or micro == cfg.grad_accum - 1
             context = contextlib.nullcontext() if sync else ddp.no_sync()
             with context:
                 with _autocast(cfg, info.device):
-                    loss, metrics = compute_loss(cfg, train_vla, teacher, collate(rows), generator)
+                    loss, metrics = compute_loss(cfg, train_vla, teacher, batch, generator)
+                if cfg.distills:
+                    metrics = {**metrics, "on_policy": float(on_policy)}
                 loss = loss / cfg.grad_accum
                 if scaler is not None:
                     scaler.scale(loss).backward()

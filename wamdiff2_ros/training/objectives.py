@@ -11,14 +11,17 @@ returns a scalar loss plus float metrics for the log.
   (the t=1 case of the diffusion loss). Each slot sees the prompt, the clean tokens
   before it and itself, i.e. next-token prediction. The shifted causal-LM loss of a
   transformers checkpoint (``model.forward.ar_forward``) would not match these decoders.
-- ``diffusion`` (stage I): the response is padded with the end token to whole blocks;
-  one noise level t per block (stratified); masked positions get cross-entropy
-  weighted by 1/t, no logit shift (:func:`~wamdiff2_ros.model.losses.masked_diffusion_loss`).
+- ``diffusion`` (stage I): each response is padded with the end token to its own
+  whole blocks; one noise level t per block (stratified over the sample's blocks);
+  masked positions get cross-entropy weighted by 1/t, no logit shift, normalised per
+  sample (:func:`~wamdiff2_ros.model.losses.masked_diffusion_loss`).
 - ``distill`` (stages II and III): the student's noisy states are built at the
   student's block size; the teacher (smaller block size in stage II, larger model in
   stage III) reads the same noisy tokens with its own block size, and the student
-  matches it with the JSD on the masked positions, plus ``diffusion_weight`` times
-  the plain diffusion loss.
+  matches it with the JSD on the masked positions (``jsd_weight``), plus
+  ``diffusion_weight`` times the 1/t-weighted cross-entropy (the reference: JSD only).
+  On-policy steps (see :mod:`wamdiff2_ros.training.rollout`) pass the student's own
+  decoded answers as ``responses``, so the noisy states are the student's.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from wamdiff2_ros.model.forward import diffusion_forward
-from wamdiff2_ros.model.losses import add_block_noise, certainty_loss, jsd_loss, masked_diffusion_loss, pad_response
+from wamdiff2_ros.model.losses import add_block_noise, certainty_loss, jsd_loss, masked_diffusion_loss, pad_response, pad_responses
 
 Batch = tuple[Sequence[dict[str, torch.Tensor]], Sequence[torch.Tensor]]
 
@@ -52,31 +55,31 @@ def ar_objective(vla: Any, batch: Batch) -> tuple[torch.Tensor, dict[str, float]
     return loss, {"ce": float(loss.detach()), "token_acc": acc}
 
 
-def noisy_responses(vla: Any, responses: Sequence[torch.Tensor], block_size: int,
-                    generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(clean, noisy, t, masked)``: responses padded with the end token to whole blocks, then noised per block."""
-    clean = pad_response(list(responses), block_size, vla.end_token_id)
-    noisy, t, masked = add_block_noise(clean, block_size, vla.mask_token_id, generator=generator)
-    return clean, noisy, t, masked
+def noisy_responses(vla: Any, responses: Sequence[torch.Tensor], block_size: int, generator: torch.Generator | None
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(clean, noisy, t, masked, lengths)``: each response padded with the end token to its own whole blocks, then noised per block."""
+    clean, lengths = pad_responses(list(responses), block_size, vla.end_token_id)
+    noisy, t, masked = add_block_noise(clean, block_size, vla.mask_token_id, generator=generator, lengths=lengths)
+    return clean, noisy, t, masked, lengths
 
 
 def diffusion_objective(vla: Any, batch: Batch, block_size: int, generator: torch.Generator | None = None,
                         certainty_weight: float = 0.0) -> tuple[torch.Tensor, dict[str, float]]:
-    """Stage I: masked-diffusion loss at ``block_size`` (one t per block, 1/t weighting, no shift).
+    """Stage I: masked-diffusion loss at ``block_size`` (one t per block, 1/t weighting, no shift, per-sample padding).
 
     ``certainty_weight`` > 0 adds the entropy of the already-correct masked predictions
     (certainty forcing, :func:`~wamdiff2_ros.model.losses.certainty_loss`).
     """
     prompts, responses = batch
-    clean, noisy, t, masked = noisy_responses(vla, responses, block_size, generator)
+    clean, noisy, t, masked, lengths = noisy_responses(vla, responses, block_size, generator)
     logits = diffusion_forward(vla, list(prompts), clean, noisy, block_size=block_size)
     targets = clean.to(logits.device)
     masked, t = masked.to(logits.device), t.to(logits.device)
-    diffusion = masked_diffusion_loss(logits, targets, masked, t)
+    diffusion = masked_diffusion_loss(logits, targets, masked, t, lengths)
     metrics: dict[str, float] = {"diffusion": float(diffusion.detach())}
     loss = diffusion
     if certainty_weight > 0:
-        certainty = certainty_loss(logits, targets, masked)
+        certainty = certainty_loss(logits, targets, masked, lengths)
         loss = diffusion + certainty_weight * certainty
         metrics["certainty"] = float(certainty.detach())
     with torch.no_grad():
@@ -94,14 +97,18 @@ def distill_objective(
     *,
     generator: torch.Generator | None = None,
     jsd_weight: float = 1.0,
-    diffusion_weight: float = 1.0,
+    diffusion_weight: float = 0.0,
     beta: float = 0.5,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """Stages II/III: JSD(teacher || student) on the student's masked positions (+ diffusion loss)."""
+    """Stages II/III: ``jsd_weight`` * JSD(teacher || student) on the student's masked positions + ``diffusion_weight`` * CE.
+
+    Both terms are normalised per sample by the sample's own padded length. The
+    defaults are the reference's (JSD only, ``kd_ratio: 1.0``).
+    """
     prompts, responses = batch
     if block_size % teacher_block_size:
         raise ValueError(f"teacher block size {teacher_block_size} must divide the student's {block_size}")
-    clean, noisy, t, masked = noisy_responses(student, responses, block_size, generator)
+    clean, noisy, t, masked, lengths = noisy_responses(student, responses, block_size, generator)
     logits = diffusion_forward(student, list(prompts), clean, noisy, block_size=block_size)
     with torch.no_grad():
         teacher_logits = diffusion_forward(teacher, list(prompts), clean, noisy, block_size=teacher_block_size)
@@ -112,8 +119,8 @@ def distill_objective(
             f"teacher vocabulary ({teacher_logits.shape[-1]}) differs from the student's ({logits.shape[-1]});"
             " teacher and student must share the tokenizer"
         )
-    jsd = jsd_loss(logits, teacher_logits, masked, beta=beta)
-    diff = masked_diffusion_loss(logits, targets, masked, t)
+    jsd = jsd_loss(logits, teacher_logits, masked, beta=beta, lengths=lengths)
+    diff = masked_diffusion_loss(logits, targets, masked, t, lengths)
     loss = jsd_weight * jsd + diffusion_weight * diff
     with torch.no_grad():
         acc = float(((logits.argmax(-1) == targets) & masked).sum() / masked.sum().clamp_min(1))
