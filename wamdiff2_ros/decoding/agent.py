@@ -45,6 +45,8 @@ class TaskOutput:
     error: str | None
     confidence: float
     stats: DecodeStats
+    token_ids: list[int] = field(default_factory=list)  # the answer's tokens (end token excluded)
+    token_confidences: list[float] = field(default_factory=list)  # commit confidence of each of token_ids
 
 
 @dataclass
@@ -129,7 +131,9 @@ class DrivingAgent:
         if error is None and not result.finished[0]:
             error = f"no end token within max_new_tokens={self.config.max_new_tokens}"
         value = None if error else parsed
-        return TaskOutput(task, question, text, value, error, float(result.confidences[0]), result.stats)
+        token_conf = result.token_confidences[0] if result.token_confidences else []
+        return TaskOutput(task, question, text, value, error, float(result.confidences[0]), result.stats,
+                          list(result.tokens[0]), list(token_conf))
 
     def step(self, images: Mapping[str, np.ndarray], ego: EgoStatus, command: str) -> AgentOutput:
         """Run every configured task; always returns a usable (possibly fallback) plan."""

@@ -136,7 +136,9 @@ class DecodeResult:
     ``tokens``: response ids up to and excluding the end token; ``texts``: the same,
     detokenized (empty strings when the model has no tokenizer); ``confidences``:
     mean softmax confidence of the row's kept committed tokens; ``finished``:
-    whether the end token was produced within ``max_new_tokens``.
+    whether the end token was produced within ``max_new_tokens``;
+    ``token_confidences``: per row, the confidence each token of ``tokens`` was
+    committed with (same length as ``tokens``).
     """
 
     tokens: list[list[int]]
@@ -145,3 +147,4 @@ class DecodeResult:
     finished: list[bool]
     stats: DecodeStats
     extra: dict[str, Any] = field(default_factory=dict)
+    token_confidences: list[list[float]] = field(default_factory=list)

@@ -51,9 +51,11 @@ def build_result(
     so a caller that decoded several tasks as rows of one batch can report each alone.
     """
     tokens, confidences, finished, counts = [], [], [], []
+    token_conf: list[list[float]] = []
     for row, conf in zip(committed, committed_conf, strict=True):
         kept, mean, done, count = cut_row(row, conf, vla.end_token_id, config.max_new_tokens)
         tokens.append(kept)
+        token_conf.append([float(c) for c in conf[: len(kept)]])
         confidences.append(mean)
         finished.append(done)
         counts.append(count)
@@ -73,7 +75,7 @@ def build_result(
         decode_tokens_per_second=generated / decode_s,
     )
     return DecodeResult(tokens=tokens, texts=texts, confidences=confidences, finished=finished, stats=stats,
-                        extra={"row_generated": counts})
+                        extra={"row_generated": counts}, token_confidences=token_conf)
 
 
 def row_stats(result: DecodeResult, row: int, prompt_tokens: int) -> DecodeStats:
