@@ -33,7 +33,14 @@ import torch
 import torch.nn.functional as F
 
 from wamdiff2_ros.model.forward import diffusion_forward
-from wamdiff2_ros.model.losses import add_block_noise, certainty_loss, jsd_loss, masked_diffusion_loss, pad_response, pad_responses
+from wamdiff2_ros.model.losses import (
+    add_block_noise,
+    certainty_loss,
+    jsd_loss,
+    masked_diffusion_loss,
+    pad_response,
+    pad_responses,
+)
 
 Batch = tuple[Sequence[dict[str, torch.Tensor]], Sequence[torch.Tensor]]
 
