@@ -29,10 +29,10 @@ def yaw_to_quaternion(yaw: float) -> tuple[float, float, float, float]:
     return 0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0)
 
 
-def trajectory_msg(out: AgentOutput, stamp_ns: int, block_size: int, scene_token: str = ""):
+def trajectory_msg(out: AgentOutput, stamp_ns: int, block_size: int, scene_token: str = "", frame_id: str = FRAME_ID):
     from wamdiff2_ros.msg import Trajectory, Waypoint
 
-    msg = _header(Trajectory(), stamp_ns)
+    msg = _header(Trajectory(), stamp_ns, frame_id)
     for (x, y, heading), t in zip(np.asarray(out.trajectory, dtype=float), waypoint_times(), strict=True):
         wp = Waypoint(x=float(x), y=float(y), heading=float(heading))
         fill_stamp(wp.time_from_start, int(round(t * 1e9)))
@@ -45,18 +45,18 @@ def trajectory_msg(out: AgentOutput, stamp_ns: int, block_size: int, scene_token
     return msg
 
 
-def path_msg(out: AgentOutput, stamp_ns: int):
+def path_msg(out: AgentOutput, stamp_ns: int, frame_id: str = FRAME_ID):
     from geometry_msgs.msg import PoseStamped
     from nav_msgs.msg import Path
 
-    msg = _header(Path(), stamp_ns)
+    msg = _header(Path(), stamp_ns, frame_id)
     origin = PoseStamped()
-    _header(origin, stamp_ns)
+    _header(origin, stamp_ns, frame_id)
     origin.pose.orientation.w = 1.0
     msg.poses.append(origin)
     for (x, y, heading), t in zip(np.asarray(out.trajectory, dtype=float), waypoint_times(), strict=True):
         pose = PoseStamped()
-        _header(pose, stamp_ns + int(round(t * 1e9)))
+        _header(pose, stamp_ns + int(round(t * 1e9)), frame_id)
         pose.pose.position.x, pose.pose.position.y = float(x), float(y)
         qx, qy, qz, qw = yaw_to_quaternion(float(heading))
         pose.pose.orientation.x, pose.pose.orientation.y = qx, qy
@@ -65,13 +65,20 @@ def path_msg(out: AgentOutput, stamp_ns: int):
     return msg
 
 
-def detections_msg(out: AgentOutput, stamp_ns: int):
+def detections_msg(out: AgentOutput, stamp_ns: int, frame_id: str = FRAME_ID, tokenizer=None):
+    """Boxes with their own scores (their tokens' mean commit confidence, given the tokenizer), else the task's."""
     from wamdiff2_ros.msg import Detection, DetectionArray
+    from wamdiff2_ros.ros.detection_scores import box_scores
 
-    msg = _header(DetectionArray(), stamp_ns)
-    score = float(out.tasks["perception"].confidence) if "perception" in out.tasks else 0.0
-    for box in out.detections:
-        det = Detection(label=box.label, score=score, yaw=float(box.yaw), camera=box.camera)
+    msg = _header(DetectionArray(), stamp_ns, frame_id)
+    task = out.tasks.get("perception")
+    score = float(task.confidence) if task is not None else 0.0
+    scores = None
+    if task is not None and out.detections:
+        scores = box_scores(tokenizer, task.token_ids, task.token_confidences, task.text, len(out.detections))
+    scores = scores or [score] * len(out.detections)
+    for box, box_score in zip(out.detections, scores, strict=True):
+        det = Detection(label=box.label, score=float(box_score), yaw=float(box.yaw), camera=box.camera)
         det.center.x, det.center.y, det.center.z = float(box.x), float(box.y), float(box.z)
         det.size.x, det.size.y, det.size.z = float(box.length), float(box.width), float(box.height)
         det.bbox = [float(v) for v in (box.bbox or (0.0, 0.0, 0.0, 0.0))]
@@ -79,17 +86,17 @@ def detections_msg(out: AgentOutput, stamp_ns: int):
     return msg
 
 
-def markers_msg(detections, stamp_ns: int, lifetime_s: float = 1.0):
+def markers_msg(detections, stamp_ns: int, lifetime_s: float = 1.0, frame_id: str = FRAME_ID):
     """Boxes as CUBE markers (plus a DELETEALL first, so old boxes vanish)."""
     from visualization_msgs.msg import Marker, MarkerArray
 
     msg = MarkerArray()
     clear = Marker(action=Marker.DELETEALL)
-    _header(clear, stamp_ns)
+    _header(clear, stamp_ns, frame_id)
     msg.markers.append(clear)
     for i, det in enumerate(detections.detections):
         m = Marker(ns="wamdiff2_detections", id=i, type=Marker.CUBE, action=Marker.ADD)
-        _header(m, stamp_ns)
+        _header(m, stamp_ns, frame_id)
         m.pose.position = det.center
         qx, qy, qz, qw = yaw_to_quaternion(det.yaw)
         m.pose.orientation.x, m.pose.orientation.y, m.pose.orientation.z, m.pose.orientation.w = qx, qy, qz, qw
@@ -101,10 +108,10 @@ def markers_msg(detections, stamp_ns: int, lifetime_s: float = 1.0):
     return msg
 
 
-def rationale_msg(out: AgentOutput, stamp_ns: int, command: str):
+def rationale_msg(out: AgentOutput, stamp_ns: int, command: str, frame_id: str = FRAME_ID):
     from wamdiff2_ros.msg import Rationale
 
-    msg = _header(Rationale(), stamp_ns)
+    msg = _header(Rationale(), stamp_ns, frame_id)
     msg.task = "understanding"
     msg.question = out.rationale_question
     msg.text = out.rationale or ""
@@ -112,13 +119,13 @@ def rationale_msg(out: AgentOutput, stamp_ns: int, command: str):
     return msg
 
 
-def decode_stats_msgs(out: AgentOutput, stamp_ns: int):
+def decode_stats_msgs(out: AgentOutput, stamp_ns: int, frame_id: str = FRAME_ID):
     from wamdiff2_ros.msg import DecodeStats
 
     msgs = []
     for task in out.tasks.values():
         s = task.stats
-        msg = _header(DecodeStats(), stamp_ns)
+        msg = _header(DecodeStats(), stamp_ns, frame_id)
         msg.engine = f"{s.engine}:{task.task}"
         msg.block_size = int(s.block_size)
         msg.prompt_tokens = int(s.prompt_tokens)

@@ -4,9 +4,16 @@ Callbacks only validate and store inputs; a worker thread runs the model on the
 newest synchronized frame set (a set arriving while the model is busy replaces the
 pending one and counts as a drop). The model is loaded before any subscription
 exists, so the node is ready when it starts listening. Every output is stamped with
-the input image's stamp, frame ``base_link``. Nothing a peer sends can crash it:
+the input image's stamp, frame ``base_frame``. Nothing a peer sends can crash it:
 bad images, NaN ego states, out-of-order stamps and unparsable answers are counted
 and reported on /diagnostics; a bad plan becomes a flagged constant-velocity one.
+
+Time: the rate limit, camera timeouts and ego freshness are judged on the node's ROS
+clock (``use_sim_time:=true`` follows ``/clock``: a slowed or paused replay stops no
+camera); latency is wall time. Names: outputs are relative (``wamdiff2/...`` in the
+node's namespace), inputs are parameters (relative by default) or remaps;
+``/diagnostics`` stays global as ROS tools expect. Counters and arrival times are
+shared between the executor and the worker thread only under ``stats_lock``.
 """
 
 from __future__ import annotations
@@ -30,12 +37,13 @@ from wamdiff2_ros.ros.sync import FrameSet, FrameSynchronizer
 PARAMS = [
     spec("model_path", "", "checkpoint directory; empty = the shipped default; 'preset:tiny' = random weights"),
     spec("cameras", ["CAM_F0"], "NAVSIM camera names fed to the model, reference first", subset_of(CAMERAS)),
-    spec("camera_topics", ["/cameras/CAM_F0/image"], "one image topic per camera, same order"),
+    spec("camera_topics", ["cameras/CAM_F0/image"], "one image topic per camera, same order"),
     spec("image_transport", "raw", "sensor_msgs/Image (raw) or CompressedImage (compressed)", one_of("raw", "compressed")),
-    spec("ego_topic", "/ego/odometry", "nav_msgs/Odometry of the ego vehicle (twist in base_link)"),
-    spec("accel_topic", "/ego/accel", "geometry_msgs/AccelStamped in base_link; empty = differentiate odometry"),
-    spec("command_topic", "/driving_command", "wamdiff2_ros/DrivingCommand"),
-    spec("scene_info_topic", "/navsim/scene_info", "wamdiff2_ros/SceneInfo from the replay node; empty = none"),
+    spec("ego_topic", "ego/odometry", "nav_msgs/Odometry of the ego vehicle (twist in base_link)"),
+    spec("accel_topic", "ego/accel", "geometry_msgs/AccelStamped in base_link; empty = differentiate odometry"),
+    spec("command_topic", "driving_command", "wamdiff2_ros/DrivingCommand (transient local: the last one sent is kept)"),
+    spec("scene_info_topic", "navsim/scene_info", "wamdiff2_ros/SceneInfo from the replay node; empty = none"),
+    spec("base_frame", "base_link", "frame id of every output (e.g. ego_vehicle for the CARLA bridge)"),
     spec("tasks", ["planning", "perception", "understanding"], "tasks run per frame set", subset_of(TASKS)),
     spec("understanding_question", DEFAULT_QUESTION, "question of the rationale task"),
     spec("block_size", 32, "diffusion block size B (1 = autoregressive)", in_range(1, 256)),
@@ -50,6 +58,7 @@ PARAMS = [
     spec("stale_after_s", 2.0, "frames older than the newest stamp by this much are dropped", in_range(0.05, 600.0)),
     spec("ego_timeout_s", 1.0, "ego state whose stamp is this far from the images' is not used", in_range(0.05, 60.0)),
     spec("max_pixels", 0, "vision budget per image in pixels; 0 = the model's default", in_range(0, 4096 * 4096)),
+    spec("diagnostics_rate_hz", 1.0, "/diagnostics messages per second (wall clock)", in_range(0.1, 100.0)),
     spec("torch_threads", 1, "CPU threads for torch (0 = torch's default); more threads than free cores "
          "slows a small model down by orders of magnitude", in_range(0, 256)),
 ]
@@ -75,26 +84,44 @@ class Job:
     command: str
     scene_token: str
     received_ns: int
+    received_wall_ns: int = 0  # monotonic, for latency (received_ns is on the node's clock)
 
 
 def resolve_model(path: str, device: str = "cpu", dtype: str = "float32"):
-    """Load the model named by the parameter (see ``model_path``); returns (vla, label)."""
+    """Load the model named by the parameter (see ``model_path``); returns (vla, label).
+
+    Random weights only for an explicit ``preset:NAME``. An empty path is the shipped
+    student, found through the ament index (ros.checkpoint_paths); a missing or
+    unloadable checkpoint raises ParameterError saying where it looked.
+    """
+    from pathlib import Path
+
     import torch
 
+    from wamdiff2_ros.model.checkpoints import DEFAULT_STUDENT
     from wamdiff2_ros.model.loader import init_model, load_model
+    from wamdiff2_ros.ros.checkpoint_paths import find_checkpoint
+    from wamdiff2_ros.ros.params import ParameterError
 
     torch_dtype = getattr(torch, dtype)
     if path.startswith("preset:"):
         return init_model(path.split(":", 1)[1], device=device, dtype=torch_dtype), f"{path} (random weights)"
     if not path:
-        from wamdiff2_ros.model.checkpoints import default_checkpoint
-
-        found = default_checkpoint()
+        found, looked = find_checkpoint(DEFAULT_STUDENT)
         if found is None:
-            vla = init_model("tiny", device=device, dtype=torch_dtype)
-            return vla, "preset:tiny (random weights: no shipped checkpoint found)"
+            raise ParameterError(
+                f"model_path is empty and the shipped checkpoint '{DEFAULT_STUDENT}' is not installed; looked in "
+                f"{', '.join(str(d) for d in looked)}. Build the package with colcon (it installs checkpoints/ to "
+                "share/wamdiff2_ros/checkpoints), give model_path:=<checkpoint directory>, or model_path:=preset:tiny "
+                "for random weights"
+            )
         path = str(found)
-    return load_model(path, device=device, dtype=torch_dtype), path
+    elif not (Path(path) / "config.json").is_file():
+        raise ParameterError(f"model_path '{path}' holds no checkpoint: no config.json in {Path(path).resolve()}")
+    try:
+        return load_model(path, device=device, dtype=torch_dtype), path
+    except (OSError, ValueError, KeyError) as exc:
+        raise ParameterError(f"model_path '{path}' could not be loaded: {type(exc).__name__}: {exc}") from exc
 
 
 class DriveNode:
@@ -104,7 +131,8 @@ class DriveNode:
         from diagnostic_msgs.msg import DiagnosticArray
         from geometry_msgs.msg import AccelStamped
         from nav_msgs.msg import Odometry, Path
-        from rclpy.qos import qos_profile_sensor_data
+        from rclpy.clock import Clock, ClockType
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
         from sensor_msgs.msg import CompressedImage, Image
         from visualization_msgs.msg import MarkerArray
 
@@ -114,6 +142,7 @@ class DriveNode:
         self.node = node
         self.p = declare(node, PARAMS, _cross_check)
         self.log = node.get_logger()
+        self.stats_lock = threading.Lock()  # counts, latencies, arrivals, sync, last_error
         self.counts: Counter = Counter()
         self.latencies: deque[float] = deque(maxlen=200)
         self.arrivals: dict[str, deque[int]] = {c: deque(maxlen=50) for c in self.p["cameras"]}
@@ -147,12 +176,14 @@ class DriveNode:
         )
         self.block_size = config.block_size
 
-        self.pub_traj = node.create_publisher(Trajectory, "/wamdiff2/trajectory", 10)
-        self.pub_path = node.create_publisher(Path, "/wamdiff2/path", 10)
-        self.pub_det = node.create_publisher(DetectionArray, "/wamdiff2/detections", 10)
-        self.pub_markers = node.create_publisher(MarkerArray, "/wamdiff2/detection_markers", 10)
-        self.pub_rationale = node.create_publisher(Rationale, "/wamdiff2/rationale", 10)
-        self.pub_stats = node.create_publisher(DecodeStats, "/wamdiff2/decode_stats", 10)
+        self.frame_id = self.p["base_frame"]
+        self.tokenizer = getattr(vla, "tokenizer", None)
+        self.pub_traj = node.create_publisher(Trajectory, "wamdiff2/trajectory", 10)
+        self.pub_path = node.create_publisher(Path, "wamdiff2/path", 10)
+        self.pub_det = node.create_publisher(DetectionArray, "wamdiff2/detections", 10)
+        self.pub_markers = node.create_publisher(MarkerArray, "wamdiff2/detection_markers", 10)
+        self.pub_rationale = node.create_publisher(Rationale, "wamdiff2/rationale", 10)
+        self.pub_stats = node.create_publisher(DecodeStats, "wamdiff2/decode_stats", 10)
 
         self.sync = FrameSynchronizer(
             cameras=list(self.p["cameras"]),
@@ -184,19 +215,30 @@ class DriveNode:
         node.create_subscription(Odometry, self.p["ego_topic"], self.on_odometry, 10)
         if self.p["accel_topic"]:
             node.create_subscription(AccelStamped, self.p["accel_topic"], self.on_accel, 10)
-        node.create_subscription(DrivingCommand, self.p["command_topic"], self.on_command, 10)
+        # transient local: a route command sent before this node started still arrives
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        node.create_subscription(DrivingCommand, self.p["command_topic"], self.on_command, latched)
         if self.p["scene_info_topic"]:
             node.create_subscription(SceneInfo, self.p["scene_info_topic"], self.on_scene_info, 50)
         self.worker = threading.Thread(target=self.run_worker, name="wamdiff2_inference", daemon=True)
         self.model_state = "ready"
         self.worker.start()
-        node.create_timer(1.0, self.publish_diagnostics)
+        # diagnostics on the steady clock: a paused /clock must not silence health reports
+        node.create_timer(1.0 / self.p["diagnostics_rate_hz"], self.publish_diagnostics,
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.publish_diagnostics()
         self.log.info(f"ready: model {self.model_label}, cameras {list(self.p['cameras'])}, tasks {self.agent.tasks}")
 
     # ----------------------------------------------------------------- inputs
     def now_ns(self) -> int:
-        return time.monotonic_ns()
+        """The node's ROS clock (sim time under use_sim_time)."""
+        return self.node.get_clock().now().nanoseconds
+
+    def count(self, key: str, n: int = 1, error: str | None = None) -> None:
+        with self.stats_lock:
+            self.counts[key] += n
+            if error is not None:
+                self.last_error = error
 
     def on_image(self, camera: str, msg, compressed: bool) -> None:
         from wamdiff2_ros.ros.image_conversion import ImageError, compressed_to_rgb, image_to_rgb
@@ -205,23 +247,25 @@ class DriveNode:
         try:
             rgb = compressed_to_rgb(msg) if compressed else image_to_rgb(msg)
         except ImageError as exc:
-            self.counts["bad_image"] += 1
-            self.last_error = f"{camera}: {exc}"
+            self.count("bad_image", error=f"{camera}: {exc}")
             self.log.warning(f"dropped image from {camera}: {exc}", throttle_duration_sec=2.0)
             return
         except Exception as exc:  # noqa: BLE001 - a peer must never crash the node
-            self.counts["bad_image"] += 1
-            self.last_error = f"{camera}: {type(exc).__name__}: {exc}"
+            self.count("bad_image", error=f"{camera}: {type(exc).__name__}: {exc}")
             return
         now = self.now_ns()
-        self.arrivals[camera].append(now)
         stamp = stamp_to_ns(msg.header.stamp)
-        before = {key: self.sync.counts[key] for key in ("out_of_order", "stale")}
-        frames = self.sync.add(camera, stamp, rgb, now)
-        for key, count in before.items():
-            if self.sync.counts[key] > count:
-                self.counts[f"{key}_frames"] += 1
-                self.log.warning(f"dropped {key.replace('_', '-')} frame from {camera}", throttle_duration_sec=2.0)
+        dropped = []
+        with self.stats_lock:
+            self.arrivals[camera].append(now)
+            before = {key: self.sync.counts[key] for key in ("out_of_order", "stale")}
+            frames = self.sync.add(camera, stamp, rgb, now)
+            for key, count in before.items():
+                if self.sync.counts[key] > count:
+                    self.counts[f"{key}_frames"] += 1
+                    dropped.append(key)
+        for key in dropped:
+            self.log.warning(f"dropped {key.replace('_', '-')} frame from {camera}", throttle_duration_sec=2.0)
         if frames is not None:
             self.submit(frames, now)
 
@@ -230,8 +274,7 @@ class DriveNode:
 
         vx, vy = float(msg.twist.twist.linear.x), float(msg.twist.twist.linear.y)
         if not all(math.isfinite(v) for v in (vx, vy, msg.pose.pose.position.x, msg.pose.pose.position.y)):
-            self.counts["ego_invalid"] += 1
-            self.last_error = "ego odometry has NaN/Inf"
+            self.count("ego_invalid", error="ego odometry has NaN/Inf")
             self.log.warning("ignored odometry with NaN/Inf", throttle_duration_sec=2.0)
             return
         stamp = stamp_to_ns(msg.header.stamp)
@@ -253,7 +296,7 @@ class DriveNode:
 
         ax, ay = float(msg.accel.linear.x), float(msg.accel.linear.y)
         if not (math.isfinite(ax) and math.isfinite(ay)):
-            self.counts["ego_invalid"] += 1
+            self.count("ego_invalid")
             return
         self.accel = (ax, ay, stamp_to_ns(msg.header.stamp))
 
@@ -262,7 +305,7 @@ class DriveNode:
         if 0 <= index < len(DRIVING_COMMANDS):
             self.command = DRIVING_COMMANDS[index]
         else:
-            self.counts["bad_command"] += 1
+            self.count("bad_command")
             self.command = "unknown"
 
     def on_scene_info(self, msg) -> None:
@@ -277,38 +320,45 @@ class DriveNode:
             # judged by stamps, not arrival: replays and bags run on their own clock
             ego_fresh = self.ego_ok and abs(frames.stamp_ns - self.ego_stamp_ns) <= self.p["ego_timeout_s"] * 1e9
             job = Job(frames, self.ego if ego_fresh else EgoStatus(), ego_fresh, self.command,
-                      self.scene_tokens.get(frames.stamp_ns, ""), now)
-            if self.pending is not None:
-                self.counts["dropped_sets"] += 1
+                      self.scene_tokens.get(frames.stamp_ns, ""), now, time.monotonic_ns())
+            replaced = self.pending is not None
             self.pending = job
             self.wakeup.notify()
+        if replaced:
+            self.count("dropped_sets")
 
     # ----------------------------------------------------------------- worker
+    def wait_for_rate(self, last_start_ns: int) -> None:
+        """Sleep until 1 / max_rate_hz after ``last_start_ns`` on the node's clock (sim time included)."""
+        period_ns = int(1e9 / float(self.node.get_parameter("max_rate_hz").value))
+        while not self.stopping:
+            now = self.now_ns()
+            if now < last_start_ns or now >= last_start_ns + period_ns:  # a clock jumping back waits for nothing
+                return
+            time.sleep(min(0.01, (last_start_ns + period_ns - now) / 1e9))
+
     def run_worker(self) -> None:
-        last_start = 0.0
+        last_start = -(10**30)
         while True:
             with self.lock:
                 while self.pending is None and not self.stopping:
                     self.wakeup.wait(timeout=0.5)
                 if self.stopping:
                     return
-            period = 1.0 / float(self.node.get_parameter("max_rate_hz").value)
-            wait = last_start + period - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)  # newer sets may replace the pending one meanwhile
+            self.wait_for_rate(last_start)  # newer sets may replace the pending one meanwhile
             with self.lock:
                 job, self.pending = self.pending, None
             if job is None:
                 continue
-            last_start = time.monotonic()
+            last_start = self.now_ns()
             try:
                 self.infer(job)
             except Exception as exc:  # noqa: BLE001 - keep serving; report on diagnostics
                 if self.stopping or not self.node.context.ok():
                     return  # shutting down: publishers are gone
-                self.counts["inference_errors"] += 1
-                self.last_error = f"inference: {type(exc).__name__}: {exc}"
-                self.log.error(self.last_error, throttle_duration_sec=2.0)
+                error = f"inference: {type(exc).__name__}: {exc}"
+                self.count("inference_errors", error=error)
+                self.log.error(error, throttle_duration_sec=2.0)
 
     def infer(self, job: Job) -> None:
         from wamdiff2_ros.ros import conversions as conv
@@ -316,33 +366,39 @@ class DriveNode:
         if not job.scene_token:
             job.scene_token = self.scene_tokens.get(job.frames.stamp_ns, "")
         out = self.agent.step(job.frames.frames, job.ego, job.command)
-        stamp = job.frames.stamp_ns
-        self.pub_traj.publish(conv.trajectory_msg(out, stamp, self.block_size, job.scene_token))
-        self.pub_path.publish(conv.path_msg(out, stamp))
+        stamp, frame = job.frames.stamp_ns, self.frame_id
+        self.pub_traj.publish(conv.trajectory_msg(out, stamp, self.block_size, job.scene_token, frame))
+        self.pub_path.publish(conv.path_msg(out, stamp, frame))
         if "perception" in out.tasks:
-            detections = conv.detections_msg(out, stamp)
+            detections = conv.detections_msg(out, stamp, frame, tokenizer=self.tokenizer)
             self.pub_det.publish(detections)
-            self.pub_markers.publish(conv.markers_msg(detections, stamp))
+            self.pub_markers.publish(conv.markers_msg(detections, stamp, frame_id=frame))
         if "understanding" in out.tasks:
-            self.pub_rationale.publish(conv.rationale_msg(out, stamp, job.command))
-        for msg in conv.decode_stats_msgs(out, stamp):
+            self.pub_rationale.publish(conv.rationale_msg(out, stamp, job.command, frame))
+        for msg in conv.decode_stats_msgs(out, stamp, frame):
             self.pub_stats.publish(msg)
-        self.counts["inferences"] += 1
-        if not out.valid:
-            self.counts["fallbacks"] += 1
         failures = out.parse_failures
-        self.counts["parse_failures"] += len(failures)
-        if failures:
-            self.last_error = "; ".join(failures)[:300]
-        if not job.ego_ok:
-            self.counts["missing_ego"] += 1
-        self.latencies.append((self.now_ns() - job.received_ns) / 1e6)
+        with self.stats_lock:
+            self.counts["inferences"] += 1
+            self.counts["fallbacks"] += 0 if out.valid else 1
+            self.counts["parse_failures"] += len(failures)
+            self.counts["missing_ego"] += 0 if job.ego_ok else 1
+            if failures:
+                self.last_error = "; ".join(failures)[:300]
+            self.latencies.append((time.monotonic_ns() - job.received_wall_ns) / 1e6)
         self.publish_diagnostics()
 
     # ------------------------------------------------------------ diagnostics
     def publish_diagnostics(self) -> None:
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
+        with self.stats_lock:  # the worker and the executor both call this; callbacks append meanwhile
+            status = self._diagnostic_status(DiagnosticStatus, KeyValue)
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self.diag_pub.publish(msg)
+
+    def _diagnostic_status(self, DiagnosticStatus, KeyValue):  # noqa: N803 - message classes
         now = self.now_ns()
         status = DiagnosticStatus(name="wamdiff2_ros: drive_node", hardware_id="wamdiff2")
         values = {"model_state": self.model_state, "model": self.model_label}
@@ -364,14 +420,14 @@ class DriveNode:
                 values["latency_ms_p50"] = f"{np.percentile(lat, 50):.1f}"
                 values["latency_ms_p95"] = f"{np.percentile(lat, 95):.1f}"
             values["ego_state"] = "ok" if self.ego_ok and now - self.ego_received_ns <= self.p["ego_timeout_s"] * 1e9 else "missing"
+            values["driving_command"] = self.command
+            values["clock"] = "sim" if self.node.get_parameter("use_sim_time").value else "system"
         for key in ("inferences", "fallbacks", "parse_failures", "dropped_sets", "bad_image", "ego_invalid",
                     "out_of_order_frames", "stale_frames", "missing_ego", "bad_command", "inference_errors"):
             values[key] = str(self.counts[key])
         values["last_error"] = self.last_error
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = self.node.get_clock().now().to_msg()
-        self.diag_pub.publish(msg)
+        return status
 
     def shutdown(self) -> None:
         with self.lock:
