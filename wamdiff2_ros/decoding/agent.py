@@ -4,14 +4,21 @@ One object runs the three tasks of the model the same way for the ROS driving no
 and for open-loop evaluation: build the prompt (codecs), decode (``generate``),
 parse the answer strictly, and fall back to a flagged constant-velocity plan when
 the planning answer does not parse. It never raises on model output.
+
+A frame set is prepared once (:meth:`DrivingAgent.prepare`): its images are resized
+once and, with the fast engine, encoded by one vision pass, and the prompt prefix its
+tasks share is prefilled once; the tasks then continue from it (:meth:`DrivingAgent.run`),
+planning first. The tokens are the same as decoding each task from scratch.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -47,6 +54,7 @@ class TaskOutput:
     stats: DecodeStats
     token_ids: list[int] = field(default_factory=list)  # the answer's tokens (end token excluded)
     token_confidences: list[float] = field(default_factory=list)  # commit confidence of each of token_ids
+    latency_ms: float = 0.0  # from the start of the frame set's prepare() to this output
 
 
 @dataclass
@@ -77,11 +85,76 @@ def constant_velocity_trajectory(ego: EgoStatus) -> np.ndarray:
     return np.concatenate([xy, np.full((len(t), 1), heading)], axis=1)
 
 
+@dataclass
+class FrameContext:
+    """One synchronized frame set, prepared once for its tasks (see :meth:`DrivingAgent.prepare`).
+
+    ``stamp`` is the caller's (e.g. the input images' header stamp), carried unchanged
+    so each task output can be published with the stamp of the frames it came from.
+    ``prefix`` is the fast engine's shared prefix (None with the reference engine or
+    ``shared_prefix=False``); ``outputs`` collects every task decoded on this frame set.
+    """
+
+    cameras: tuple[str, ...]
+    ego: EgoStatus
+    command: str
+    questions: dict[str, str]
+    inputs: dict[str, dict]
+    prefix: Any = None
+    stamp: Any = None
+    started: float = 0.0  # time.perf_counter() when prepare() began
+    prepare_ms: float = 0.0
+    outputs: dict[str, TaskOutput] = field(default_factory=dict)
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        return tuple(self.questions)
+
+    @property
+    def shared_prefix_tokens(self) -> int:
+        """Prompt tokens prefilled once for all tasks (0 without a shared prefix)."""
+        return 0 if self.prefix is None else int(self.prefix.length)
+
+
 class DrivingAgent:
     """Runs the model's tasks on one synchronized input set.
 
     ``vla`` is a :class:`wamdiff2_ros.model.loader.WamDiff2`; ``tasks`` a subset of
-    :data:`TASKS` (planning always runs first when present).
+    :data:`TASKS` (planning always runs first when present); ``cameras`` any of the
+    eight NAVSIM cameras (images are put in the prompt in this order).
+    ``vision_tokens_per_camera`` caps the vision tokens of each camera image (the
+    image is resized to at most that many (patch x merge)^2 pixel cells);
+    ``max_pixels`` is the same budget in pixels (give one of the two; neither = the
+    checkpoint's default). ``shared_prefix`` (fast engine only): one vision pass and
+    one prefill of the shared prompt prefix per frame set (False: every task decodes
+    its whole prompt from scratch, as before; the tokens are the same).
+    ``batch_tasks``: decode the non-planning tasks of one :meth:`run` as rows of one
+    batch (True), one after another from the shared prefix (False), or "auto": batch
+    on CUDA, where a row more is nearly free, and not on the CPU, where a 2-row batch
+    was measured slower than the two rows in turn (``bench/agent_tasks.py``).
+
+    Two ways to use it:
+
+    * ``step(images, ego, command) -> AgentOutput``: every configured task on one frame
+      set, one combined output (evaluation, simple loops).
+    * planning first, the other tasks when the caller wants them::
+
+          ctx = agent.prepare(images, ego, command, stamp=stamp)  # images encoded once
+          plan = agent.run(ctx, ["planning"])["planning"]          # decoded alone, at once
+          ...                                                      # publish the plan
+          rest = agent.run(ctx, ["perception", "understanding"])   # later: one batch, same ctx
+          out = agent.assemble(ctx)                                # AgentOutput of all so far
+
+      ``run(ctx)`` with several tasks decodes planning first on its own and calls
+      ``on_output(ctx, task_output)`` as soon as it is parsed, then the remaining tasks
+      (as rows of one batch with ``batch_tasks``). The first decode of a frame set
+      prefills its whole prompt and keeps the shared part, so planning alone costs no
+      more than before. A ctx may be run any number of times (its prefix
+      stays valid; decoding other frame sets in between does not disturb it).
+
+    Thread safety: decodes share the engine's static cache, so :meth:`run` holds a lock
+    (calls from several threads take turns); :meth:`prepare` of the next frame set may
+    run while another thread decodes.
     """
 
     def __init__(
@@ -93,6 +166,9 @@ class DrivingAgent:
         tasks: Sequence[str] = ("planning",),
         understanding_question: str = DEFAULT_QUESTION,
         max_pixels: int | None = None,
+        vision_tokens_per_camera: int | None = None,
+        shared_prefix: bool = True,
+        batch_tasks: bool | str = "auto",
     ) -> None:
         unknown = [t for t in tasks if t not in TASKS]
         if unknown or not tasks:
@@ -106,7 +182,19 @@ class DrivingAgent:
         self.cameras = tuple(cameras)
         self.tasks = tuple(sorted(set(tasks), key=TASKS.index))
         self.understanding_question = understanding_question
+        if vision_tokens_per_camera is not None:
+            if max_pixels is not None:
+                raise ValueError("give max_pixels or vision_tokens_per_camera, not both")
+            if getattr(vla, "processor", None) is None:
+                raise ValueError("vision_tokens_per_camera needs a checkpoint with an image processor")
+            max_pixels = vla.processor.max_pixels_for_tokens(vision_tokens_per_camera)
         self.max_pixels = max_pixels
+        self.vision_tokens_per_camera = vision_tokens_per_camera
+        self.shared_prefix = bool(shared_prefix) and config.engine == "fast"
+        if batch_tasks not in (True, False, "auto"):
+            raise ValueError(f'batch_tasks must be true, false or "auto", got {batch_tasks!r}')
+        self.batch_tasks = config.device.startswith("cuda") if batch_tasks == "auto" else bool(batch_tasks)
+        self._decode_lock = threading.Lock()
 
     def question(self, task: str, cameras: Sequence[str], ego: EgoStatus, command: str) -> str:
         n = len(cameras)
@@ -118,6 +206,7 @@ class DrivingAgent:
         return codecs.understanding_question(self.understanding_question, num_images=n, cameras=cameras)
 
     def run_task(self, task: str, images: Mapping[str, np.ndarray], ego: EgoStatus, command: str) -> TaskOutput:
+        """One task from scratch: its own image preprocessing, vision pass and full prefill (no sharing)."""
         from wamdiff2_ros.decoding import generate
         from wamdiff2_ros.model.inputs import build_inputs
 
@@ -125,22 +214,67 @@ class DrivingAgent:
         question = self.question(task, cameras, ego, command)
         inputs = build_inputs(self.vla, question, [images[c] for c in cameras], max_pixels=self.max_pixels)
         result = generate(self.vla, inputs, self.config)
-        text = result.texts[0]
-        parsed = codecs.parse_answer(task, text)
-        error = parsed.reason if isinstance(parsed, codecs.ParseError) else None
-        if error is None and not result.finished[0]:
-            error = f"no end token within max_new_tokens={self.config.max_new_tokens}"
-        value = None if error else parsed
-        token_conf = result.token_confidences[0] if result.token_confidences else []
-        return TaskOutput(task, question, text, value, error, float(result.confidences[0]), result.stats,
-                          list(result.tokens[0]), list(token_conf))
+        return self._task_output(task, question, result, 0, result.stats)
 
-    def step(self, images: Mapping[str, np.ndarray], ego: EgoStatus, command: str) -> AgentOutput:
-        """Run every configured task; always returns a usable (possibly fallback) plan."""
-        start = time.perf_counter()
-        if not any(c in images for c in self.cameras):
+    def prepare(self, images: Mapping[str, np.ndarray], ego: EgoStatus, command: str, *,
+                tasks: Sequence[str] | None = None, stamp: Any = None) -> FrameContext:
+        """Encode one frame set for ``tasks`` (default: the configured ones).
+
+        Builds every task's prompt, resizes the images once and, with the shared prefix
+        on, runs the vision tower once and prefills the longest prefix all the task
+        prompts share (down to a B-chunk boundary). Raises ValueError when no image of
+        the configured cameras is given or a task is not configured.
+        """
+        from wamdiff2_ros.model.inputs import build_frame_inputs
+
+        started = time.perf_counter()
+        cameras = tuple(c for c in self.cameras if c in images)
+        if not cameras:
             raise ValueError(f"no image of the configured cameras {self.cameras}")
-        outputs = {task: self.run_task(task, images, ego, command) for task in self.tasks}
+        tasks = self._tasks(tasks)
+        questions = {task: self.question(task, cameras, ego, command) for task in tasks}
+        built = build_frame_inputs(self.vla, list(questions.values()), [images[c] for c in cameras],
+                                   max_pixels=self.max_pixels)
+        inputs = dict(zip(tasks, built, strict=True))
+        prefix = None
+        if self.shared_prefix:
+            from wamdiff2_ros.decoding.api import encode_prefix
+
+            prefix = encode_prefix(self.vla, built, self.config)
+        return FrameContext(cameras, ego, command, questions, inputs, prefix, stamp, started,
+                            1000.0 * (time.perf_counter() - started))
+
+    def run(self, ctx: FrameContext, tasks: Sequence[str] | None = None, *,
+            on_output: Callable[[FrameContext, TaskOutput], None] | None = None,
+            planning_first: bool = True) -> dict[str, TaskOutput]:
+        """Decode ``tasks`` (default: all of ``ctx``) of a prepared frame set; returns them by task.
+
+        Planning (when asked, and ``planning_first``) is decoded on its own first; the
+        other tasks follow as rows of one batch (``batch_tasks``; one at a time without
+        a shared prefix).
+        ``on_output(ctx, output)`` is called for each task as soon as it is parsed.
+        The outputs are also kept in ``ctx.outputs``.
+        """
+        tasks = self._tasks(tasks, ctx)
+        groups = [[t] for t in tasks if t == "planning"] if planning_first else []
+        rest = [t for t in tasks if not (planning_first and t == "planning")]
+        if rest:
+            groups += [rest] if ctx.prefix is not None and self.batch_tasks else [[t] for t in rest]
+        results: dict[str, TaskOutput] = {}
+        for group in groups:
+            for output in self._decode_group(ctx, group):
+                results[output.task] = ctx.outputs[output.task] = output
+                if on_output is not None:
+                    on_output(ctx, output)
+        return results
+
+    def assemble(self, ctx: FrameContext, outputs: Mapping[str, TaskOutput] | None = None) -> AgentOutput:
+        """One :class:`AgentOutput` from task outputs of ``ctx`` (default: all decoded so far).
+
+        The plan is the model's when the planning answer parsed, else a flagged
+        constant-velocity fallback. ``latency_ms`` runs from prepare() to now.
+        """
+        outputs = dict(ctx.outputs if outputs is None else outputs)
         plan = outputs.get("planning")
         if plan is not None and plan.value is not None:
             xy = np.asarray(plan.value.waypoints, dtype=np.float64)
@@ -148,7 +282,7 @@ class DrivingAgent:
             valid, source, confidence = True, "model", plan.confidence
         else:
             reason = "no_planning_task" if plan is None else "unparsable_answer"
-            trajectory = constant_velocity_trajectory(ego)
+            trajectory = constant_velocity_trajectory(ctx.ego)
             valid, source, confidence = False, f"fallback:{reason}", 0.0
         perception = outputs.get("perception")
         understanding = outputs.get("understanding")
@@ -161,5 +295,57 @@ class DrivingAgent:
             rationale=understanding.value if understanding is not None and understanding.value is not None else None,
             rationale_question=self.understanding_question if understanding is not None else "",
             tasks=outputs,
-            latency_ms=1000.0 * (time.perf_counter() - start),
+            latency_ms=1000.0 * (time.perf_counter() - ctx.started),
         )
+
+    def step(self, images: Mapping[str, np.ndarray], ego: EgoStatus, command: str) -> AgentOutput:
+        """Run every configured task; always returns a usable (possibly fallback) plan."""
+        ctx = self.prepare(images, ego, command)
+        self.run(ctx)
+        return self.assemble(ctx)
+
+    # -- internals ----------------------------------------------------------------------
+    def _tasks(self, tasks: Sequence[str] | None, ctx: FrameContext | None = None) -> tuple[str, ...]:
+        allowed = self.tasks if ctx is None else ctx.tasks
+        if tasks is None:
+            return allowed
+        if isinstance(tasks, str):
+            tasks = [tasks]
+        unknown = [t for t in tasks if t not in allowed]
+        if unknown or not tasks:
+            where = "configured" if ctx is None else "prepared for this frame set"
+            raise ValueError(f"tasks must be a non-empty subset of the {where} tasks {allowed}, got {list(tasks)}")
+        return tuple(sorted(set(tasks), key=TASKS.index))
+
+    def _decode_group(self, ctx: FrameContext, group: list[str]) -> list[TaskOutput]:
+        """Decode ``group`` (one task, or several as rows of one batch from the shared prefix)."""
+        from wamdiff2_ros.decoding.api import generate, generate_from_prefix
+        from wamdiff2_ros.decoding.outputs import row_stats
+
+        with self._decode_lock:
+            if ctx.prefix is not None:
+                rows = [ctx.tasks.index(t) for t in group]
+                result = generate_from_prefix(self.vla, ctx.prefix, rows, self.config)
+                stats = [row_stats(result, i, ctx.prefix.prompts[r].real_tokens) for i, r in enumerate(rows)]
+            else:
+                result = generate(self.vla, ctx.inputs[group[0]], self.config)
+                stats = [result.stats]
+        done = 1000.0 * (time.perf_counter() - ctx.started)
+        outputs = []
+        for i, task in enumerate(group):
+            output = self._task_output(task, ctx.questions[task], result, i, stats[i])
+            output.latency_ms = done
+            outputs.append(output)
+        return outputs
+
+    def _task_output(self, task: str, question: str, result, row: int, stats: DecodeStats) -> TaskOutput:
+        """Parse row ``row`` of a :class:`DecodeResult` strictly into a :class:`TaskOutput`."""
+        text = result.texts[row]
+        parsed = codecs.parse_answer(task, text)
+        error = parsed.reason if isinstance(parsed, codecs.ParseError) else None
+        if error is None and not result.finished[row]:
+            error = f"no end token within max_new_tokens={self.config.max_new_tokens}"
+        value = None if error else parsed
+        token_conf = result.token_confidences[row] if result.token_confidences else []
+        return TaskOutput(task, question, text, value, error, float(result.confidences[row]), stats,
+                          list(result.tokens[row]), list(token_conf))

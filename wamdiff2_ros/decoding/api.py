@@ -61,16 +61,18 @@ def generate(vla, inputs: dict[str, torch.Tensor], config: DecodeConfig | None =
     return fast_engine(vla).generate(inputs, config)
 
 
-def encode_prefix(vla, inputs: Sequence[dict[str, torch.Tensor]], config: DecodeConfig) -> SharedPrefix:
+def encode_prefix(vla, inputs: Sequence[dict[str, torch.Tensor]], config: DecodeConfig,
+                  prefill: bool = False) -> SharedPrefix:
     """One vision pass and one prefill of the prefix shared by a frame set's task prompts (fast engine).
 
     ``inputs``: one single prompt per task about the same images
-    (``model.inputs.build_frame_inputs``). Decode any of them with :func:`generate_from_prefix`.
+    (``model.inputs.build_frame_inputs``). Decode any of them with :func:`generate_from_prefix`;
+    the prefix K/V are computed by the first decode, or here with ``prefill=True``.
     """
     check_model(vla, config)
     if config.engine != "fast":
         raise ValueError(f"a shared prefix needs the fast engine (DecodeConfig.engine={config.engine!r})")
-    return fast_engine(vla).encode_prefix(inputs, config)
+    return fast_engine(vla).encode_prefix(inputs, config, prefill)
 
 
 def generate_from_prefix(vla, prefix: SharedPrefix, rows: Sequence[int] | None = None,

@@ -192,10 +192,12 @@ class FastEngine:
         attend = SdpaAttention(cache, slots, mask[:, None], kv_len, stack.scale)
         stack.layers_forward(hidden, cos, sin, attend, visual_mask, deepstack)
 
-    def _prefill(self, prompt: PreparedPrompt, block: int, dtype: torch.dtype) -> None:
+    def _prefill(self, prompt: PreparedPrompt, block: int, dtype: torch.dtype,
+                 vision: VisionFeatures | None = None) -> None:
+        """Whole-prompt prefill into the engine's cache (``vision``: the images' features if already encoded)."""
         visual = None
         if prompt.has_images:
-            vision = self._encode_images(prompt, dtype)
+            vision = vision if vision is not None else self._encode_images(prompt, dtype)
             visual = (prompt.input_ids == self._image_token_id(), vision.embeds, vision.deepstack)
         length = prompt.length
         mask = prompt_block_mask(prompt.attention_mask, block)
@@ -259,12 +261,16 @@ class FastEngine:
                             forwards, t1 - t0, t2 - t1)
 
     @torch.inference_mode()
-    def encode_prefix(self, inputs: Sequence[dict[str, torch.Tensor]], config: DecodeConfig) -> SharedPrefix:
-        """Encode a frame set once: one vision pass and the prefill of the prefix its task prompts share.
+    def encode_prefix(self, inputs: Sequence[dict[str, torch.Tensor]], config: DecodeConfig,
+                      prefill: bool = False) -> SharedPrefix:
+        """Encode a frame set once: one vision pass, and the shared length of its task prompts.
 
         ``inputs``: one unpadded single prompt per task (``model.inputs.build_frame_inputs``),
         all with the same images. The shared length is the prompts' longest common
         token prefix rounded down to a multiple of ``config.block_size`` (``prefix.shared_length``).
+        The prefix K/V are filled by the first :meth:`generate_from_prefix` (from that
+        call's own prefill when it decodes one prompt, so nothing is computed twice), or
+        here when ``prefill`` is True.
         """
         device, dtype = self._device_dtype()
         t0 = device_clock(device)
@@ -283,20 +289,36 @@ class FastEngine:
         vision = self._encode_images(first, dtype) if first.has_images else None
         image_id = self._image_token_id()
         visual_in_prefix = sum(1 for t in ids[0][:s] if t == image_id)
-        cache = None
-        if s > 0:
-            stack = self.stack
-            cache = StaticKVCache(stack.num_layers, 1, s, stack.kv_heads, stack.head_dim, dtype, device, "dense")
-            prefix_ids = first.input_ids[:, :s]
-            mask = prompt_block_mask(torch.ones((1, s), dtype=torch.bool, device=device), block)
-            visual = None
-            if vision is not None and visual_in_prefix:
-                embeds, deepstack = vision.rows(0, visual_in_prefix)
-                visual = (prefix_ids == image_id, embeds, deepstack)
-            self._prefill_forward(cache, prefix_ids, first.position_ids[:, :, :s], mask,
-                                  torch.arange(s, device=device), s, visual)
-        t1 = device_clock(device)
-        return SharedPrefix(block, s, prompts, cache, vision, visual_in_prefix, image_id, (t1 - t0) * 1e3)
+        prefix = SharedPrefix(block, s, prompts, None, vision, visual_in_prefix, image_id)
+        if prefill:
+            self._fill_prefix(prefix, dtype, device)
+        prefix.prefill_ms = (device_clock(device) - t0) * 1e3
+        return prefix
+
+    def _fill_prefix(self, prefix: SharedPrefix, dtype: torch.dtype, device: torch.device) -> None:
+        """Prefill the shared prefix on its own into its own cache (before a batch continues from it)."""
+        s, block, first = prefix.length, prefix.block_size, prefix.prompts[0]
+        if s == 0 or prefix.cache is not None:
+            return
+        stack = self.stack
+        cache = StaticKVCache(stack.num_layers, 1, s, stack.kv_heads, stack.head_dim, dtype, device, "dense")
+        prefix_ids = first.input_ids[:, :s]
+        mask = prompt_block_mask(torch.ones((1, s), dtype=torch.bool, device=device), block)
+        visual = None
+        if prefix.vision is not None and prefix.visual_in_prefix:
+            embeds, deepstack = prefix.vision.rows(0, prefix.visual_in_prefix)
+            visual = (prefix_ids == prefix.image_token_id, embeds, deepstack)
+        self._prefill_forward(cache, prefix_ids, first.position_ids[:, :, :s], mask,
+                              torch.arange(s, device=device), s, visual)
+        prefix.cache = cache
+
+    def _capture_prefix(self, prefix: SharedPrefix, dtype: torch.dtype, device: torch.device) -> None:
+        """Keep slots [0, S) of the engine cache's first row (a whole prompt just prefilled) as the prefix."""
+        stack = self.stack
+        cache = StaticKVCache(stack.num_layers, 1, prefix.length, stack.kv_heads, stack.head_dim, dtype, device,
+                              "dense")
+        cache.load_prefix(self.cache, 1, prefix.length)
+        prefix.cache = cache
 
     @torch.inference_mode()
     def generate_from_prefix(self, prefix: SharedPrefix, rows: Sequence[int] | None, config: DecodeConfig,
@@ -304,7 +326,8 @@ class FastEngine:
         """Decode prompts ``rows`` of ``prefix`` (None = all) as rows of one batch, each continuing from the prefix.
 
         Gives the same tokens as :meth:`generate` on each prompt alone. ``stats.prefill_ms``
-        is this call's suffix prefill (the prefix's own cost is ``prefix.prefill_ms``).
+        is this call's prefill: the rows' suffixes, or, on the first call of a frame set
+        with one row, that row's whole prompt (whose first S slots then become the prefix).
         """
         if config.block_size != prefix.block_size:
             raise DecodeInputError(f"the prefix was prefilled for block_size={prefix.block_size}, "
@@ -319,6 +342,20 @@ class FastEngine:
         mode = self._mode(config, device)
         t0 = device_clock(device)
         s, block = prefix.length, config.block_size
+        if prefix.cache is None and s > 0 and len(indices) == 1:
+            # first use, one prompt: prefill it whole (vision features reused), keep its first S slots
+            prompt = prefix.prompts[indices[0]]
+            length = prompt.length
+            decode_rows = self._reserve(mode, 1, length + config.num_blocks * block, dtype, device)
+            self._prefill(prompt, block, dtype, prefix.vision)
+            self._capture_prefix(prefix, dtype, device)
+            t1 = device_clock(device)
+            state = PromptState(1, length, prompt.attention_mask, [(0, length)], prompt.response_start)
+            committed, committed_conf, forwards = self._decode(state, decode_rows, config, mode, trace)
+            t2 = device_clock(device)
+            return build_result(self.vla, committed, committed_conf, config, self._label(mode, config) + "+prefix",
+                                prompt.real_tokens, forwards, t1 - t0, t2 - t1)
+        self._fill_prefix(prefix, dtype, device)
         batch = suffix_batch([prefix.prompts[i] for i in indices], s, block, _pad_id(self.vla))
         b, length = len(indices), batch.prompt_length
         decode_rows = self._reserve(mode, b, length + config.num_blocks * block, dtype, device)

@@ -75,17 +75,18 @@ class SharedPrefix:
 
     Built by ``FastEngine.encode_prefix`` for one block size; ``FastEngine.generate_from_prefix``
     decodes any subset of ``prompts`` (as rows of one batch) from it. The K/V live in
-    their own small cache, so decoding other requests in between does not invalidate them.
+    their own small cache (None until the first decode fills it), so decoding other
+    requests in between does not invalidate them.
     """
 
     block_size: int
     length: int  # S, a multiple of block_size
     prompts: list[PreparedPrompt]  # one unpadded (batch 1) prompt per task
-    cache: StaticKVCache | None  # (1 row, S slots); None when S == 0
+    cache: StaticKVCache | None  # (1 row, S slots); None until filled, and when S == 0
     vision: VisionFeatures | None
     visual_in_prefix: int  # image placeholder tokens among the first S tokens
     image_token_id: int | None
-    prefill_ms: float = 0.0  # vision pass + prefix prefill
+    prefill_ms: float = 0.0  # time spent in encode_prefix (vision pass; prefix prefill if asked)
 
     @property
     def ids(self) -> list[list[int]]:

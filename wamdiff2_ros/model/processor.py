@@ -79,6 +79,21 @@ class ImageTextProcessor:
     def min_pixels(self) -> int:
         return int(self.image_processor.size["shortest_edge"])
 
+    @property
+    def pixels_per_vision_token(self) -> int:
+        """Pixels one merged vision token covers ((patch size x merge size) squared)."""
+        return (self.patch_size * self.merge_size) ** 2
+
+    def max_pixels_for_tokens(self, tokens: int) -> int:
+        """The per-image resolution budget that yields at most ``tokens`` vision tokens per image."""
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
+            raise ValueError(f"vision tokens per image must be an integer >= 1, got {tokens!r}")
+        return tokens * self.pixels_per_vision_token
+
+    def vision_tokens(self, image_grid_thw: torch.Tensor) -> list[int]:
+        """Vision tokens (image placeholders) of each image of a ``image_grid_thw`` (n, 3)."""
+        return (image_grid_thw.prod(-1) // self.merge_size**2).tolist()
+
     def images_to_patches(self, images: Sequence[np.ndarray], max_pixels: int | None = None) -> dict[str, torch.Tensor]:
         """``pixel_values`` (patches, C*T*P*P) and ``image_grid_thw`` (n, 3) for RGB images."""
         checked = [_check_image(i, img) for i, img in enumerate(images)]
@@ -97,22 +112,31 @@ class ImageTextProcessor:
         *,
         max_pixels: int | None = None,
         return_tensors: str = "pt",
+        vision: dict[str, torch.Tensor] | None = None,
         **_: Any,
     ) -> dict[str, torch.Tensor]:
-        """Expand each ``<|image_pad|>`` to its vision tokens and tokenize (a batch of one or more texts)."""
+        """Expand each ``<|image_pad|>`` to its vision tokens and tokenize (a batch of one or more texts).
+
+        ``vision``: the :meth:`images_to_patches` output of ``images``, computed once and
+        reused for several texts about the same images (``images`` is then not resized again).
+        """
         if return_tensors != "pt":
             raise ValueError("only return_tensors='pt' is supported")
         texts = [text] if isinstance(text, str) else list(text)
         images = list(images or [])
+        n_images = len(images) if vision is None else int(vision["image_grid_thw"].shape[0])
+        if vision is not None and images and len(images) != n_images:
+            raise ValueError(f"{len(images)} images were given with patches of {n_images} images")
         n_placeholders = sum(t.count(IMAGE_PAD) for t in texts)
-        if n_placeholders != len(images):
-            raise ValueError(f"the text has {n_placeholders} {IMAGE_PAD} placeholders but {len(images)} images were given")
+        if n_placeholders != n_images:
+            raise ValueError(f"the text has {n_placeholders} {IMAGE_PAD} placeholders but {n_images} images were given")
         result: dict[str, torch.Tensor] = {}
         counts: list[int] = []
-        if images:
-            vision = self.images_to_patches(images, max_pixels)
-            result.update(vision)
-            counts = (vision["image_grid_thw"].prod(-1) // self.merge_size**2).tolist()
+        if n_images:
+            if vision is None:
+                vision = self.images_to_patches(images, max_pixels)
+            result.update({"pixel_values": vision["pixel_values"], "image_grid_thw": vision["image_grid_thw"]})
+            counts = self.vision_tokens(vision["image_grid_thw"])
         expanded, k = [], 0
         for t in texts:
             parts = t.split(IMAGE_PAD)
