@@ -6,6 +6,8 @@
 wraps it with the attributes the decoders read: ``model``, ``tokenizer`` (None),
 ``block_size``, ``mask_token_id``, ``end_token_id``,
 ``pad_token_id``: the loader's own :class:`~wamdiff2_ros.model.loader.WamDiff2` container.
+``frame_prompts`` builds the single prompts of one frame set (shared images and
+opening, per-task suffixes) for the shared-prefix tests.
 """
 
 from __future__ import annotations
@@ -91,3 +93,31 @@ def toy_inputs(lengths: list[int], seed: int = 0, image: bool = False, vocab: in
         out["pixel_values"] = torch.randn(16 * len(rows), patch_dim, generator=g)
         out["image_grid_thw"] = torch.tensor([[1, 4, 4]] * len(rows))
     return out
+
+
+FRAME_GRIDS = ([1, 4, 4], [1, 4, 8], [1, 8, 4])  # 4, 8 and 8 vision tokens
+
+
+def frame_prompts(common: int, suffixes: list[int], cameras: int = 1, seed: int = 0) -> list[dict]:
+    """Single prompts of one frame set: ``common`` shared tokens (images included), then each row's own suffix.
+
+    The images sit after the first token, so a short shared length cuts through them.
+    """
+    g = torch.Generator().manual_seed(seed)
+    grids = torch.tensor(FRAME_GRIDS[:cameras])
+    opening = [int(torch.randint(0, 200, (1,), generator=g))]
+    for grid in grids.tolist():
+        opening += [VISION_START_ID] + [IMAGE_TOKEN_ID] * (grid[1] * grid[2] // 4) + [VISION_END_ID]
+    if len(opening) > common:
+        raise ValueError(f"common={common} is shorter than the image tokens ({len(opening)})")
+    opening += torch.randint(0, 200, (common - len(opening),), generator=g).tolist()
+    patches = int(grids.prod(-1).sum())
+    pixels = torch.randn(patches, 3 * TEMPORAL_PATCH * PATCH * PATCH, generator=g)
+    prompts = []
+    for row, n in enumerate(suffixes):
+        own = torch.randint(0, 200, (n,), generator=g).tolist()
+        own[0] = 200 + row  # rows differ at their first own token, so the common prefix is exactly `common`
+        ids = torch.tensor([opening + own])
+        prompts.append({"input_ids": ids, "attention_mask": torch.ones_like(ids),
+                        "pixel_values": pixels, "image_grid_thw": grids})
+    return prompts
