@@ -2,8 +2,11 @@
 
 Every preset is a plain :class:`transformers.Qwen3VLConfig` (``model_type: qwen3_vl``), so
 checkpoints written from it load with transformers alone. ``tiny`` trains on a laptop CPU
-in minutes, ``small`` is the few-times-larger distillation teacher, ``2b-shape`` copies the
-dimensions of Qwen3-VL-2B-Instruct (for GPU throughput benchmarks; never saved in the repo).
+in minutes; ``mid`` (about 2.7x tiny's parameters, half of small's) is the Stage III teacher of the paper
+path, big enough to beat tiny yet cheap enough to train long on a CPU; ``small`` is a
+few-times-larger model; ``2b-shape`` copies the dimensions of Qwen3-VL-2B-Instruct (for
+GPU throughput benchmarks; never saved in the repo). All share the BPE tokenizer, so any
+of them can teach any other.
 """
 
 from __future__ import annotations
@@ -65,6 +68,24 @@ PRESETS: dict[str, Preset] = {
         vision_intermediate_size=128,
         patch_size=8,
         deepstack_visual_indexes=(0,),
+        num_position_embeddings=256,
+        max_pixels=128 * 64,
+        min_pixels=32 * 32,
+    ),
+    "mid": Preset(
+        name="mid",
+        hidden_size=256,
+        num_hidden_layers=6,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=64,
+        intermediate_size=768,
+        vision_depth=3,
+        vision_hidden_size=96,
+        vision_heads=2,
+        vision_intermediate_size=192,
+        patch_size=8,
+        deepstack_visual_indexes=(1,),
         num_position_embeddings=256,
         max_pixels=128 * 64,
         min_pixels=32 * 32,

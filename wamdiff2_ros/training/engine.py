@@ -383,6 +383,7 @@ def train(cfg: TrainConfig, *, resume: bool = True) -> TrainResult:
             print(f"warning: loss plot not written: {exc}")
     if info.is_main:
         summary = {"stage": cfg.stage, "block_size": cfg.block_size, "steps": cfg.steps, "start_step": start_step,
+                   "steps_done": end_step, "batch_size": cfg.batch_size, "grad_accum": cfg.grad_accum,
                    "world_size": info.world_size, "wall_time_s": wall, "final_loss": loss_value,
                    "num_samples": len(dataset), "tasks": dataset.tasks(), "parameters": vla.num_parameters(),
                    "finished": finished}

@@ -1,0 +1,67 @@
+"""The paper path's configs and recipe: Stage I 1->4->8->16->32 -> Stage II -> Stage III, the mid teacher, three splits."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from wamdiff2_ros.training.config import load_config
+
+REPO = Path(__file__).resolve().parents[2]
+PAPER = REPO / "config" / "train" / "paper"
+RECIPE = REPO / "tools" / "paper_recipe.sh"
+
+
+def _cfg(name: str):
+    return load_config(PAPER / f"{name}.yaml")
+
+
+@pytest.mark.parametrize("prefix,preset", [("", "tiny"), ("mid_", "mid")])
+def test_stage_i_ladder_chains_from_the_ar_model(prefix, preset):
+    chain = [_cfg(f"{prefix}ar")] + [_cfg(f"{prefix}adapt_b{b}") for b in (4, 8, 16, 32)]
+    assert chain[0].preset == preset and chain[0].prompt_format == "reference"
+    assert [c.block_size for c in chain] == [1, 4, 8, 16, 32]
+    for prev, cur in zip(chain, chain[1:], strict=False):
+        assert cur.init == prev.output_dir and cur.stage == "adapt" and cur.certainty_weight == 0
+
+
+def test_stage_ii_and_iii_are_the_references():
+    b16, b32, mid32 = _cfg("adapt_b16"), _cfg("adapt_b32"), _cfg("mid_adapt_b32")
+    s2, s3 = _cfg("distill_block"), _cfg("distill_model")
+    assert (s2.init, s2.teacher, s2.block_size, s2.effective_teacher_block_size) == (b32.output_dir, b16.output_dir, 32, 16)
+    assert (s3.init, s3.teacher, s3.block_size) == (s2.output_dir, mid32.output_dir, 32)
+    for cfg in (s2, s3):  # on-policy every 2 steps, JSD only (the reference's kd_ratio 1.0)
+        assert cfg.on_policy and cfg.rollout_every == 2 and cfg.diffusion_weight == 0 and cfg.jsd_weight == 1
+
+
+def test_recipe_phases():
+    assert subprocess.run(["bash", "-n", str(RECIPE)]).returncode == 0
+    text = RECIPE.read_text()
+    for phase in ("data", "ar", "stage1", "stage2", "mid", "stage3", "ar-equal-compute"):
+        assert f"    {phase})" in text
+    assert '("synth-train", 24, 60, 1), ("synth-val", 4, 40, 2), ("synth-test", 8, 40, 4)' in text  # disjoint seeds
+    bad = subprocess.run(["bash", str(RECIPE), "nonsense"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown phase" in bad.stderr
+
+
+def test_equal_compute_budget(tmp_path):
+    import json
+
+    from wamdiff2_ros.training.budget import equal_compute_steps, run_compute
+
+    def run(name, steps, batch, wall, threads=1):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "train_summary.json").write_text(json.dumps({"steps": steps, "steps_done": steps, "wall_time_s": wall,
+                                                          "world_size": 1, "finished": True}))
+        (d / "train_config.json").write_text(json.dumps({"batch_size": batch, "grad_accum": 1, "num_threads": threads}))
+
+    run("ar", 100, 8, 100.0)  # 1 s/step
+    run("b4", 50, 8, 100.0)
+    run("teacher", 10, 8, 400.0)
+    assert run_compute(tmp_path / "b4").samples == 400
+    extra, total, base = equal_compute_steps(tmp_path, "ar", ["ar", "b4", "teacher"])
+    assert total.samples == 1280 and total.core_s == 600.0
+    assert extra == 500  # samples need only 60 more steps; core-seconds need 500 more 1-second steps

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The paper's recipe on synthetic data, as the reference trains it (issue 18):
+#   data          three synthetic splits from disjoint world seeds: train (seed 1), validation (seed 2), test (seed 4)
+#   ar            stage 0: the tiny autoregressive generalist (B=1), reference prompt format
+#   stage1        stage I: progressive block-wise adaptation B = 1 -> 4 -> 8 -> 16 -> 32, each from the last
+#   stage2        stage II: on-policy block-wise distillation, the B=16 model teaches the B=32 student (JSD only)
+#   mid           the Stage III teacher: the mid preset's own stage 0 and stage I (B = 1 -> 4 -> 8 -> 16 -> 32)
+#   stage3        stage III: model-wise distillation, mid B=32 -> tiny B=32 (same paradigm, block size, tokenizer)
+#   ar-equal-compute  the AR baseline continued until it has had at least the student's whole lineage's compute
+# Every choice (checkpoint, threshold, variant) is made on the validation split; the test split is scored once,
+# by the results command, at the end. Usage: tools/paper_recipe.sh PHASE [PHASE...] | all
+#   env: PY (python), RUNS (runs/paper), DATA (runs/data), NPROC (torchrun processes, 1: none),
+#        SMOKE=1 (every stage a couple of steps on a tiny data set: checks the commands, not the models)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+RUNS=${RUNS:-runs/paper}
+DATA=${DATA:-runs/data}
+NPROC=${NPROC:-1}
+SMOKE=${SMOKE:-0}
+CFG=config/train/paper
+
+smoke_overrides() {
+  if [ "$SMOKE" = 1 ]; then
+    echo steps=2 warmup_steps=1 batch_size=2 save_every=0 rollout_max_tokens=8 data.max_scenes=2 data.max_pixels=1024
+  fi
+}
+
+train() {  # train SUBCOMMAND CONFIG OUT [INIT] [TEACHER] [overrides...]
+  local sub=$1 cfg=$2 out=$3 init=${4:-} teacher=${5:-}; shift 5 || shift $#
+  echo "=== $(date +%T) $sub $cfg -> $RUNS/$out"
+  local cmd=("$PY" -m wamdiff2_ros.cli)
+  if [ "$NPROC" -gt 1 ]; then cmd=("$PY" -m torch.distributed.run --standalone --nproc_per_node "$NPROC" -m wamdiff2_ros.cli); fi
+  local extra=("output_dir=$RUNS/$out" "data.logs_dir=$DATA/synth-train" "data.cache_dir=$RUNS/cache" progress=false)
+  if [ -n "$init" ]; then extra+=("init=$RUNS/$init"); fi
+  if [ -n "$teacher" ]; then extra+=("teacher=$RUNS/$teacher"); fi
+  # shellcheck disable=SC2046
+  "${cmd[@]}" train "$sub" --config "$CFG/$cfg" "${extra[@]}" $(smoke_overrides) "$@"
+}
+
+data() {
+  "$PY" - "$DATA" "$SMOKE" <<'PYEOF'
+import sys
+from pathlib import Path
+from wamdiff2_ros.data.synth import synthesize
+root, smoke = Path(sys.argv[1]), sys.argv[2] == "1"
+# (split, logs, frames, world seed): disjoint seeds, so no world is in two splits. Validation is the earlier
+# held-out set (seed 2); test (seed 4) is new and is scored once, at the end.
+splits = (("synth-train", 24, 60, 1), ("synth-val", 4, 40, 2), ("synth-test", 8, 40, 4))
+if smoke:
+    splits = tuple((name, 1, 14, seed) for name, _, _, seed in splits)
+for split, logs, frames, seed in splits:
+    last = root / split / "navsim_logs" / "synthetic" / f"synthetic_s{seed}_{logs - 1:04d}.pkl"
+    if last.is_file():
+        print(f"{split}: present ({last.parent})")
+        continue
+    synthesize(root / split, num_logs=logs, num_frames=frames, seed=seed, size=(256, 128) if not smoke else (64, 32))
+PYEOF
+}
+
+ar() { train ar ar.yaml tiny-ar; }
+
+stage1() {
+  train adapt adapt_b4.yaml tiny-b4 tiny-ar ""
+  train adapt adapt_b8.yaml tiny-b8 tiny-b4 ""
+  train adapt adapt_b16.yaml tiny-b16 tiny-b8 ""
+  train adapt adapt_b32.yaml tiny-b32 tiny-b16 ""
+}
+
+stage2() { train distill-block distill_block.yaml tiny-b32-s2 tiny-b32 tiny-b16; }
+
+mid() {
+  train ar mid_ar.yaml mid-ar
+  train adapt mid_adapt_b4.yaml mid-b4 mid-ar ""
+  train adapt mid_adapt_b8.yaml mid-b8 mid-b4 ""
+  train adapt mid_adapt_b16.yaml mid-b16 mid-b8 ""
+  train adapt mid_adapt_b32.yaml mid-b32 mid-b16 ""
+}
+
+stage3() { train distill-model distill_model.yaml tiny-b32-s3 tiny-b32-s2 mid-b32; }
+
+ar_equal_compute() {  # continue tiny-ar (a copy) until its compute >= the student's lineage (teacher chain included)
+  local steps
+  steps=$("$PY" -m wamdiff2_ros.training.budget --runs "$RUNS" --baseline tiny-ar \
+          --lineage tiny-ar tiny-b4 tiny-b8 tiny-b16 tiny-b32 tiny-b32-s2 tiny-b32-s3 mid-ar mid-b4 mid-b8 mid-b16 mid-b32)
+  echo "AR baseline: $steps steps in all (compute of the student's whole lineage)"
+  train ar ar.yaml tiny-ar-equal tiny-ar "" "steps=$steps"
+}
+
+phases=("$@")
+if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|stage1|stage2|mid|stage3|ar-equal-compute|all ..." >&2; exit 2; fi
+if [ "${phases[0]}" = all ]; then phases=(data ar stage1 stage2 mid stage3 ar-equal-compute); fi
+for phase in "${phases[@]}"; do
+  case "$phase" in
+    data) data ;;
+    ar) ar ;;
+    stage1) stage1 ;;
+    stage2) stage2 ;;
+    mid) mid ;;
+    stage3) stage3 ;;
+    ar-equal-compute) ar_equal_compute ;;
+    *) echo "unknown phase $phase" >&2; exit 2 ;;
+  esac
+done
