@@ -53,7 +53,11 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
     ),
     "eval": (
         "evaluate a model on NAVSIM-format logs",
-        {"open-loop": ("open-loop planning/QA/detection evaluation", "wamdiff2_ros.evaluation.commands:open_loop")},
+        {
+            "open-loop": ("open-loop planning/QA/detection evaluation", "wamdiff2_ros.evaluation.commands:open_loop"),
+            "closed-loop": ("closed-loop routes in the synthetic world: driving score, infractions, BEV plots",
+                            "wamdiff2_ros.evaluation.commands:closed_loop"),
+        },
     ),
     "bag": (
         "rosbag2 export and evaluation",

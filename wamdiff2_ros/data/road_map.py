@@ -8,7 +8,9 @@ lane sequence. Each intersection has a two-phase signal (axis 0: the route's
 approach and its opposite arm, axis 1: the cross arms). The map is plain data and
 round-trips through JSON (``to_json`` / ``from_json``), which is how the synthetic
 writer stores it next to the logs (``maps/<log_name>.json``) for evaluation
-(drivable area, driving direction, signal states).
+(drivable area, driving direction, signal states). ``scripted_road_map`` builds a route
+from a given list of pieces (straights, arcs, intersections with a given turn) for
+closed-loop evaluation routes.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = [
     "Building",
     "RoadMap",
     "generate_road_map",
+    "scripted_road_map",
     "MAP_FORMAT",
 ]
 
@@ -250,11 +253,30 @@ class RoadMap:
         i = int(np.argmin(d2))
         return int(self._lane_ids[i]), float(self._lane_head[i]), float(math.sqrt(d2[i]))
 
-    def lane_heading(self, x: float, y: float) -> float | None:
-        """Heading of the lane at (x, y); None inside intersections or off the road."""
+    def lane_heading(self, x: float | np.ndarray, y: float | np.ndarray) -> float | None | np.ndarray:
+        """Heading of the lane at (x, y); None inside intersections or off the road.
+
+        With arrays: an array of headings, NaN where a scalar call would give None.
+        """
+        if np.ndim(x) or np.ndim(y):
+            return self._lane_headings(x, y)
         if self.in_intersection(x, y) >= 0 or not self.is_drivable(x, y):
             return None
         return self.nearest_lane(x, y)[1]
+
+    def _lane_headings(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        xa, ya = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
+        xy = np.stack([xa.reshape(-1), ya.reshape(-1)], axis=1)
+        out = np.full(len(xy), np.nan)
+        ok = np.asarray(self.is_drivable(xy[:, 0], xy[:, 1]), dtype=bool).reshape(-1)
+        for inter in self.intersections:
+            ok &= ~inter.contains(xy)
+        for start in range(0, len(xy), 128):
+            chunk = xy[start : start + 128]
+            d2 = ((chunk[:, None, :] - self._lane_pts[None]) ** 2).sum(-1)
+            out[start : start + 128] = self._lane_head[np.argmin(d2, axis=1)]
+        out[~ok] = np.nan
+        return out.reshape(xa.shape)
 
     def driving_direction_ok(self, x: float, y: float, yaw: float, tolerance: float = math.pi / 2) -> bool:
         """True if ``yaw`` agrees with the lane direction at (x, y) (always True in intersections / off road)."""
@@ -473,6 +495,57 @@ def generate_road_map(rng: np.random.Generator, min_route_length: float = 400.0,
         road_map = _assemble(rng, road_pts, inter_specs, name)
         if _self_overlap_free(road_map):
             break
+    if buildings:
+        road_map.buildings = _place_buildings(rng, road_map)
+    return road_map
+
+
+def scripted_road_map(rng: np.random.Generator, pieces: list[tuple], origin: tuple[float, float] = (0.0, 0.0),
+                      heading: float = 0.0, buildings: bool = True, name: str = "scripted") -> RoadMap:
+    """A route made of ``pieces`` in order: ``("straight", length)``, ``("arc", radius, angle_rad)`` (left +)
+    or ``("intersection", "left" | "straight" | "right")``; it must start and end with road, not an
+    intersection. Side roads, lanes and signals as in :func:`generate_road_map` (signal timing drawn
+    from ``rng``; callers may set ``green_s`` / ``offset_s`` afterwards)."""
+    if not pieces or pieces[0][0] == "intersection" or pieces[-1][0] == "intersection":
+        raise ValueError("a scripted route must start and end with a straight or an arc")
+    cur = _Cursor(np.array(origin, dtype=np.float64), float(heading))
+    roads: list[np.ndarray] = []
+    inters: list[tuple[np.ndarray, float, str]] = []
+    current: list[np.ndarray] = []
+    for piece in pieces:
+        kind = piece[0]
+        if kind == "straight":
+            if not piece[1] > 0:
+                raise ValueError(f"straight length must be > 0, got {piece[1]}")
+            part = straight_points(cur.pos, cur.heading, float(piece[1]))
+            delta = 0.0
+        elif kind == "arc":
+            radius, angle = float(piece[1]), float(piece[2])
+            if radius < 10.0 or not 0.0 < abs(angle) <= math.pi:
+                raise ValueError(f"arc needs radius >= 10 m and 0 < |angle| <= pi, got {radius}, {angle}")
+            part = arc_points(cur.pos, cur.heading, radius, angle)
+            delta = angle
+        elif kind == "intersection":
+            turn = piece[1]
+            if turn not in TURNS:
+                raise ValueError(f"intersection turn must be one of {TURNS}, got {turn!r}")
+            if not current:
+                raise ValueError("two intersections need a road between them")
+            roads.append(_concat(current))
+            current = []
+            center = cur.pos + INTERSECTION_HALF_SIZE * _unit(cur.heading)
+            inters.append((center.copy(), cur.heading, turn))
+            cur.heading = float(normalize_angle(cur.heading + {"left": math.pi / 2, "straight": 0.0,
+                                                               "right": -math.pi / 2}[turn]))
+            cur.pos = center + INTERSECTION_HALF_SIZE * _unit(cur.heading)
+            continue
+        else:
+            raise ValueError(f"unknown route piece {piece!r}")
+        current.append(part)
+        cur.pos = part[-1].copy()
+        cur.heading = float(normalize_angle(cur.heading + delta))
+    roads.append(_concat(current))
+    road_map = _assemble(rng, roads, inters, name)
     if buildings:
         road_map.buildings = _place_buildings(rng, road_map)
     return road_map

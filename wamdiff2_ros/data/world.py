@@ -8,6 +8,13 @@ the same driver model (keeps distance to the lead vehicle, stops at lights) unle
 caller takes over with :meth:`World.set_ego_pose` / :meth:`World.step_with_ego`
 (closed loop); other traffic reacts to the ego either way.
 
+Scenario hooks for closed-loop routes: a given map (``World(seed, config, road_map)``),
+the ego's start on its route (``WorldConfig.ego_start_s`` / ``ego_initial_speed``),
+scripted vehicles (:meth:`World.add_vehicle`) that brake hard once the ego is close
+(:meth:`World.schedule_brake`), pedestrians that cross the road in front of the ego
+(:meth:`World.add_crossing_pedestrian`; vehicles stop for them), and :meth:`World.fork`,
+an independent copy for look-ahead rollouts.
+
 Units and frames: metres, radians, seconds; global frame x/y on the ground; agent
 positions are box centres, the ego pose is its rear axle (as in NAVSIM). Everything
 is deterministic given the seed and the sequence of calls.
@@ -44,6 +51,7 @@ __all__ = [
     "TrafficLight",
     "RouteProgress",
     "World",
+    "boxes_overlap",
     "LanePath",
 ]
 
@@ -80,6 +88,10 @@ class WorldConfig:
     annotation_range: float = 60.0  # boxes within this distance go into ``anns``
     buildings: bool = True
     lateral_wander: float = 0.15  # amplitude of the ego's lateral wander, m
+    ego_start_s: float | None = None  # route arc length of the ego's start (None: drawn in 15-25 m)
+    ego_initial_speed: float | None = None  # m/s (None: drawn in 0.5-1.0 x the desired speed)
+    ego_lane_traffic: bool = True  # spawn random vehicles ahead of / behind the ego in its lane
+    respawn_interval_s: float = 0.5  # simulated seconds between traffic respawns (any step size)
 
 
 @dataclass
@@ -198,6 +210,20 @@ class LanePath:
 
 
 @dataclass
+class _BrakeEvent:
+    """A scripted hard stop: once ``time >= after_s`` and the ego is within ``trigger_gap`` m,
+    decelerate at ``decel`` to a standstill, hold ``hold_s`` seconds, then drive on."""
+
+    after_s: float
+    decel: float
+    hold_s: float
+    trigger_gap: float
+    state: str = "pending"  # pending / braking / holding / done
+    hold_until: float = 0.0
+    started_at: float | None = None
+
+
+@dataclass
 class _Vehicle:
     token: str
     path: LanePath
@@ -211,6 +237,7 @@ class _Vehicle:
     front_offset: float  # reference point -> front bumper along the path
     accel: float = 0.0
     done: bool = False
+    brake: _BrakeEvent | None = None
 
 
 @dataclass
@@ -223,6 +250,8 @@ class _Pedestrian:
     height: float
     color: tuple[int, int, int]
     pause: float = 0.0
+    crossing: bool = False  # walks once across the road (path = curb to curb), then stays
+    trigger: tuple[float, float, float] | None = None  # (x, y, distance): starts when the ego is this close
 
 
 @dataclass
@@ -259,22 +288,25 @@ def _idm(v: float, v0: float, gap: float, dv: float, s0: float = 2.5, headway: f
 class World:
     """The synthetic driving world (see module docstring)."""
 
-    def __init__(self, seed: int, config: WorldConfig | None = None) -> None:
+    def __init__(self, seed: int, config: WorldConfig | None = None, road_map: RoadMap | None = None) -> None:
         self.seed = int(seed)
         self.config = config or WorldConfig()
         rng = np.random.default_rng([self.seed, 0])
         self.rng = np.random.default_rng([self.seed, 1])
         origin = (float(rng.uniform(-2000, 2000)), float(rng.uniform(-2000, 2000)))
         heading = float(rng.uniform(-math.pi, math.pi))
-        self.map: RoadMap = generate_road_map(
-            rng, self.config.route_length, origin, heading, self.config.intersection_prob,
-            buildings=self.config.buildings, name=f"synthetic-{self.seed}",
-        )
+        if road_map is None:
+            road_map = generate_road_map(
+                rng, self.config.route_length, origin, heading, self.config.intersection_prob,
+                buildings=self.config.buildings, name=f"synthetic-{self.seed}",
+            )
+        self.map: RoadMap = road_map
         self.ground_color_index = int(rng.integers(4))
         self.time_s = 0.0
         self._vehicles: list[_Vehicle] = []
         self._pedestrians: list[_Pedestrian] = []
         self._next_agent = 0
+        self._respawn_clock = 0.0
         self._renderer = None
         self._conflicts = _connector_conflicts(self.map)
         route_path = LanePath(self.map, self.map.route)
@@ -287,6 +319,14 @@ class World:
             wander_period=float(rng.uniform(8.0, 16.0)),
         )
         self.ego.speed = float(rng.uniform(0.5, 1.0)) * self.ego.desired_speed
+        if self.config.ego_start_s is not None:
+            if not 0.0 <= self.config.ego_start_s < route_path.length - 5.0:
+                raise ValueError(f"ego_start_s={self.config.ego_start_s} is not on the {route_path.length:.0f} m route")
+            self.ego.s = float(self.config.ego_start_s)
+        if self.config.ego_initial_speed is not None:
+            if not 0.0 <= self.config.ego_initial_speed < 40.0:
+                raise ValueError(f"ego_initial_speed={self.config.ego_initial_speed} must be in [0, 40) m/s")
+            self.ego.speed = float(self.config.ego_initial_speed)
         self._update_ego_pose_from_path()
         self._populate()
 
@@ -347,13 +387,14 @@ class World:
         ego = self.ego
         route = self.map.route
         # traffic in the ego lane, ahead and behind
-        gap_ahead = float(self.rng.uniform(15.0, 45.0))
-        if self.rng.random() < 0.75 * min(density, 1.0):
-            v = self._spawn_vehicle(route, ego.s + gap_ahead, speed_scale=float(self.rng.uniform(0.4, 1.0)))
-            if v is not None and self.rng.random() < 0.5:
-                self._spawn_vehicle(route, v.s + float(self.rng.uniform(20.0, 50.0)))
-        if self.rng.random() < 0.4 * min(density, 1.0) and ego.s > 12.0:
-            self._spawn_vehicle(route, ego.s - float(self.rng.uniform(11.0, ego.s)))
+        if self.config.ego_lane_traffic:
+            gap_ahead = float(self.rng.uniform(15.0, 45.0))
+            if self.rng.random() < 0.75 * min(density, 1.0):
+                v = self._spawn_vehicle(route, ego.s + gap_ahead, speed_scale=float(self.rng.uniform(0.4, 1.0)))
+                if v is not None and self.rng.random() < 0.5:
+                    self._spawn_vehicle(route, v.s + float(self.rng.uniform(20.0, 50.0)))
+            if self.rng.random() < 0.4 * min(density, 1.0) and ego.s > 12.0:
+                self._spawn_vehicle(route, ego.s - float(self.rng.uniform(11.0, ego.s)))
         # oncoming traffic and side roads
         for lane in self.map.lanes.values():
             if lane.kind != "lane":
@@ -609,9 +650,12 @@ class World:
         traffic = self._approaches()
         occupancy = self._occupancy()
         if movers:
-            # pedestrians keep to the sidewalks (>= 3 m from any lane centre): only vehicles can block a lane
+            # pedestrians keep to the sidewalks (>= 3 m from any lane centre) except those that cross the road:
+            # vehicles and crossing pedestrians can block a lane
             nv = 1 + len(self._vehicles)
-            gaps, lead_speeds = self._corridor_gaps(movers, xy[:nv], half[:nv], agent_speed[:nv], heading[:nv])
+            sel = np.concatenate([np.arange(nv), [nv + i for i, p in enumerate(self._pedestrians) if p.crossing]])
+            sel = sel.astype(int)
+            gaps, lead_speeds = self._corridor_gaps(movers, xy[sel], half[sel], agent_speed[sel], heading[sel])
         for k, (index, mover) in enumerate(movers):
             front = self._front(mover)
             gap, lead_speed = gaps[k], lead_speeds[k]
@@ -622,6 +666,8 @@ class World:
                 gap, lead_speed = stop, 0.0
             v0 = self._speed_limit(mover.path, mover.s, mover.desired_speed)
             a = float(np.clip(_idm(mover.speed, v0, gap, mover.speed - lead_speed), -7.0, 2.0))
+            if isinstance(mover, _Vehicle) and mover.brake is not None:
+                a = self._scripted_brake(mover, a, dt)
             new_speed = max(0.0, mover.speed + a * dt)
             mover.accel = (new_speed - mover.speed) / dt
             mover.s += 0.5 * (mover.speed + new_speed) * dt
@@ -629,6 +675,9 @@ class World:
             if isinstance(mover, _Vehicle) and mover.s >= mover.path.length - 1.0:
                 mover.done = True
         for p in self._pedestrians:
+            if p.crossing:
+                self._walk_across(p, dt)
+                continue
             if p.pause > 0:
                 p.pause -= dt
                 continue
@@ -645,20 +694,63 @@ class World:
             self.ego.yaw_rate = float(normalize_angle(self.ego.yaw - prev_yaw)) / dt
             self.ego.ay = self.ego.speed * self.ego.yaw_rate
 
+    def _scripted_brake(self, vehicle: _Vehicle, a: float, dt: float) -> float:
+        """Acceleration of a vehicle with a scripted hard stop (see :meth:`schedule_brake`)."""
+        event = vehicle.brake
+        assert event is not None
+        if event.state == "pending" and self.time_s >= event.after_s:
+            x, y, _ = vehicle.path.poly.pose_at(vehicle.s)
+            if math.hypot(x - self.ego.x, y - self.ego.y) <= event.trigger_gap:
+                event.state, event.started_at = "braking", self.time_s
+        if event.state == "braking":
+            a = min(a, -event.decel)
+            if vehicle.speed + a * dt <= 0.0:
+                event.state, event.hold_until = "holding", self.time_s + event.hold_s
+        elif event.state == "holding":
+            if self.time_s >= event.hold_until:
+                event.state = "done"
+            else:
+                a = min(a, 0.0)
+        return a
+
+    def _walk_across(self, p: _Pedestrian, dt: float) -> None:
+        """A crossing pedestrian waits at the curb for its trigger, walks across once, then stands."""
+        if p.trigger is not None:
+            tx, ty, distance = p.trigger
+            if math.hypot(self.ego.x - tx, self.ego.y - ty) > distance:
+                return
+            p.trigger, p.pause = None, 0.0
+        if p.pause > 0:
+            return
+        p.s = min(p.s + p.speed * dt, p.path.length)
+        if p.s >= p.path.length:
+            p.pause = math.inf
+
     def step(self, dt: float = 0.5) -> None:
-        """Advance the world by ``dt`` seconds (sub-steps of ``config.dt``); the ego drives itself."""
+        """Advance the world by ``dt`` seconds (sub-steps of ``config.dt``); the ego drives itself.
+
+        Traffic respawns once per ``config.respawn_interval_s`` of simulated time (at most once per
+        call), so the traffic does not depend on how finely a caller steps.
+        """
         if dt < 0:
             raise ValueError(f"dt must be >= 0, got {dt}")
         n = max(1, int(round(dt / self.config.dt))) if dt > 0 else 0
         for _ in range(n):
             self._substep(dt / n)
         if n:
-            self._respawn()
+            self._respawn_clock += dt
+            if self._respawn_clock >= self.config.respawn_interval_s - 1e-9:
+                self._respawn_clock = 0.0
+                self._respawn()
 
     # ------------------------------------------------------------------ closed loop
 
-    def set_ego_pose(self, x: float, y: float, yaw: float, speed: float, acceleration: float = 0.0) -> None:
-        """Put the ego at a pose given from outside (closed loop); the autopilot stops driving it."""
+    def set_ego_pose(self, x: float, y: float, yaw: float, speed: float, acceleration: float = 0.0,
+                     dt: float | None = None) -> None:
+        """Put the ego at a pose given from outside (closed loop); the autopilot stops driving it.
+
+        ``dt``: seconds since the previous pose, for the yaw rate (default ``config.dt``).
+        """
         for name, value in (("x", x), ("y", y), ("yaw", yaw), ("speed", speed)):
             if not math.isfinite(float(value)):
                 raise ValueError(f"ego {name} must be finite, got {value}")
@@ -668,7 +760,7 @@ class World:
         ego.x, ego.y, ego.yaw = float(x), float(y), float(normalize_angle(yaw))
         ego.accel = float(acceleration)
         ego.speed = max(float(speed), 0.0)
-        ego.yaw_rate = float(normalize_angle(ego.yaw - prev_yaw)) / max(self.config.dt, 1e-3)
+        ego.yaw_rate = float(normalize_angle(ego.yaw - prev_yaw)) / max(self.config.dt if dt is None else dt, 1e-3)
         ego.ay = ego.speed * ego.yaw_rate
         # progress: project onto the route near the previous progress
         window_lo = max(ego.s - 30.0, 0.0)
@@ -683,11 +775,82 @@ class World:
         """Advance the world by ``dt`` with the ego held externally, then place it at (x, y, yaw, speed)."""
         self.ego.external = True
         self.step(dt)
-        self.set_ego_pose(x, y, yaw, speed, acceleration)
+        self.set_ego_pose(x, y, yaw, speed, acceleration, dt=dt if dt > 0 else None)
 
     def release_ego(self) -> None:
         """Hand the ego back to the autopilot (from its current route progress)."""
         self.ego.external = False
+
+    # ------------------------------------------------------------------ scenario hooks
+
+    def add_vehicle(self, s: float, speed: float, desired_speed: float, lane_ids: list[int] | None = None,
+                    size: tuple[float, float, float] = (4.6, 1.85, 1.5)) -> str:
+        """Put a vehicle at arc length ``s`` of a lane sequence (default: the ego's route); returns its token."""
+        path = LanePath(self.map, self.ego.path.lane_ids if lane_ids is None else lane_ids)
+        if not 0.0 <= s < path.length - 5.0:
+            raise ValueError(f"vehicle s={s:.1f} is not on the {path.length:.0f} m lane sequence")
+        if not (0.0 <= speed < 40.0 and 0.0 < desired_speed < 40.0):
+            raise ValueError(f"vehicle speeds must be in [0, 40) m/s, got {speed}, {desired_speed}")
+        length, width, height = size
+        vehicle = _Vehicle(
+            token=self._new_token("vehicle"), path=path, s=float(s), speed=float(speed),
+            desired_speed=float(desired_speed), length=length, width=width, height=height,
+            color=_PALETTE[int(self.rng.integers(len(_PALETTE)))], front_offset=length / 2,
+        )
+        self._vehicles.append(vehicle)
+        return vehicle.token
+
+    def schedule_brake(self, token: str, after_s: float, decel: float = 5.0, hold_s: float = 3.0,
+                       trigger_gap: float = 40.0) -> None:
+        """Make vehicle ``token`` stop hard (``decel`` m/s^2) once ``time >= after_s`` and the ego is within
+        ``trigger_gap`` m, stand ``hold_s`` seconds, then drive on."""
+        if not 0.5 <= decel <= 10.0:
+            raise ValueError(f"decel must be in [0.5, 10] m/s^2, got {decel}")
+        for vehicle in self._vehicles:
+            if vehicle.token == token:
+                vehicle.brake = _BrakeEvent(float(after_s), float(decel), float(hold_s), float(trigger_gap))
+                return
+        raise ValueError(f"no vehicle {token!r}")
+
+    def brake_events(self) -> dict[str, str]:
+        """State of every scripted brake event by vehicle token (pending / braking / holding / done)."""
+        return {v.token: v.brake.state for v in self._vehicles if v.brake is not None}
+
+    def add_crossing_pedestrian(self, route_s: float, side: float = -1.0, speed: float = 1.4,
+                                trigger_distance: float = 35.0) -> str:
+        """A pedestrian who waits at the curb beside route arc length ``route_s`` (``side`` -1: right of the
+        ego lane, +1: left) and walks across the road once the ego is ``trigger_distance`` m away."""
+        if side not in (-1.0, 1.0, -1, 1):
+            raise ValueError(f"side must be -1 (right) or +1 (left), got {side}")
+        if not 0.3 <= speed <= 4.0:
+            raise ValueError(f"pedestrian speed must be in [0.3, 4] m/s, got {speed}")
+        x, y, h = self.ego.path.poly.pose_at(route_s)
+        normal = np.array([-math.sin(h), math.cos(h)])
+        centre = np.array([x, y]) + normal * (LANE_WIDTH / 2)  # road centreline (right-hand traffic)
+        reach = LANE_WIDTH + SIDEWALK_WIDTH / 2
+        start, end = centre + side * reach * normal, centre - side * reach * normal
+        path = Polyline(np.linspace(start, end, 25))
+        pedestrian = _Pedestrian(
+            token=self._new_token("pedestrian"), path=path, s=0.0, speed=float(speed), direction=1.0,
+            height=1.75, color=_PALETTE[int(self.rng.integers(len(_PALETTE)))], pause=math.inf, crossing=True,
+            trigger=(float(centre[0]), float(centre[1]), float(trigger_distance)),
+        )
+        self._pedestrians.append(pedestrian)
+        return pedestrian.token
+
+    def fork(self) -> World:
+        """An independent copy of the world's state (shares the immutable map and lane paths) for rollouts."""
+        import copy
+
+        memo: dict[int, object] = {id(self.map): self.map, id(self._conflicts): self._conflicts,
+                                   id(self.ego.path): self.ego.path}
+        if self._renderer is not None:
+            memo[id(self._renderer)] = None
+        for v in self._vehicles:
+            memo[id(v.path)] = v.path
+        for p in self._pedestrians:
+            memo[id(p.path)] = p.path
+        return copy.deepcopy(self, memo)
 
     # ------------------------------------------------------------------ queries
 
@@ -766,7 +929,7 @@ class World:
         for agent in self.agents():
             if math.hypot(agent.x - ego.x, agent.y - ego.y) > (ego.length + agent.length) / 2 + 1.0:
                 continue
-            if _boxes_overlap(ego, agent):
+            if boxes_overlap(ego, agent):
                 out.append(agent.track_token)
         return out
 
@@ -858,7 +1021,7 @@ def _corners_2d(box: AgentBox) -> np.ndarray:
     return np.stack([box.x + c * local[:, 0] - s * local[:, 1], box.y + s * local[:, 0] + c * local[:, 1]], axis=1)
 
 
-def _boxes_overlap(a: AgentBox, b: AgentBox) -> bool:
+def boxes_overlap(a: AgentBox, b: AgentBox) -> bool:
     """Separating-axis test of two oriented rectangles."""
     ca, cb = _corners_2d(a), _corners_2d(b)
     for yaw in (a.yaw, a.yaw + math.pi / 2, b.yaw, b.yaw + math.pi / 2):

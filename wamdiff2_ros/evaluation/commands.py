@@ -1,4 +1,4 @@
-"""CLI targets: ``wamdiff2 eval open-loop`` and ``wamdiff2 bag eval``."""
+"""CLI targets: ``wamdiff2 eval open-loop``, ``wamdiff2 eval closed-loop`` and ``wamdiff2 bag eval``."""
 
 from __future__ import annotations
 
@@ -186,4 +186,82 @@ def open_loop(args: argparse.Namespace) -> int:
     for name, summary in summaries.items():
         _print_summary(summary, name)
     print(f"wrote {args.json}")
+    return 0
+
+
+# ------------------------------------------------------------------ closed loop
+
+
+def closed_loop_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", action="append", default=None, metavar="NAME=DIR",
+                        help="a checkpoint to drive (repeatable), next to the baselines")  # fmt: skip
+    parser.add_argument("--baselines", default="autopilot,constant-velocity,ar,student",
+                        help="comma-separated rows: autopilot, constant-velocity, standstill, ar (shipped AR "
+                             "checkpoint), student (shipped B=32 student); '' for none")  # fmt: skip
+    parser.add_argument("--routes", type=int, default=20, help="number of routes (the first N of the seed's set)")
+    parser.add_argument("--seed", type=int, default=0, help="route-set seed")
+    parser.add_argument("--route-kinds", default=None, help="only routes of these comma-separated kinds")
+    parser.add_argument("--json", required=True, help="results JSON to write")
+    parser.add_argument("--report", default=None, help="write report.md and BEV plots to this folder")
+    parser.add_argument("--workers", type=int, default=1, help="parallel processes (torch at --threads each)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
+    parser.add_argument("--plan-hz", type=float, default=2.0, help="planning rate in simulated time")
+    parser.add_argument("--physics-hz", type=float, default=20.0, help="control and simulation rate")
+    parser.add_argument("--pdm-every", type=int, default=2, help="score every k-th plan with the PDM terms (0: off)")
+    parser.add_argument("--image-size", default="256x128", help="camera image WxH fed to the model")
+    parser.add_argument("--cameras", default="CAM_F0", help="comma-separated cameras fed to the model")
+    parser.add_argument("--block-size", type=int, default=None, help="decode block size (default: the checkpoint's)")
+    parser.add_argument("--confidence-threshold", type=float, default=0.9)
+    parser.add_argument("--max-new-tokens", type=int, default=128)
+    parser.add_argument("--engine", choices=("fast", "reference"), default="fast")
+    parser.add_argument("--device", default="cpu")
+
+
+def closed_loop(args: argparse.Namespace) -> int:
+    import time
+
+    from wamdiff2_ros.evaluation.closed_loop.benchmark import aggregate, run_benchmark
+    from wamdiff2_ros.evaluation.closed_loop.policies import policy_specs
+    from wamdiff2_ros.evaluation.closed_loop.report import payload, targets, write_report
+    from wamdiff2_ros.evaluation.closed_loop.routes import route_set
+    from wamdiff2_ros.evaluation.closed_loop.runner import RunSettings
+
+    if args.workers < 1 or args.threads < 1:
+        return _fail("--workers and --threads must be >= 1")
+    try:
+        width, height = (int(v) for v in args.image_size.lower().split("x"))
+    except ValueError:
+        return _fail(f"--image-size must be WxH, got {args.image_size!r}")
+    options = {"confidence_threshold": args.confidence_threshold, "max_new_tokens": args.max_new_tokens,
+               "engine": args.engine, "device": args.device,
+               "cameras": tuple(c for c in args.cameras.split(",") if c)}  # fmt: skip
+    if args.block_size is not None:
+        options["block_size"] = args.block_size
+    try:
+        routes = route_set(args.routes, args.seed, [k for k in (args.route_kinds or "").split(",") if k] or None)
+        policies = policy_specs([b for b in args.baselines.split(",") if b], args.model or [], options)
+        settings = RunSettings(plan_hz=args.plan_hz, physics_hz=args.physics_hz, pdm_every=args.pdm_every,
+                               image_size=(width, height))  # fmt: skip
+    except ValueError as exc:
+        return _fail(str(exc))
+    print(f"{len(policies)} policies x {len(routes)} routes: {', '.join(p.name for p in policies)}", file=sys.stderr)
+    start = time.perf_counter()
+    results = run_benchmark(policies, routes, settings, workers=args.workers, threads=args.threads)
+    wall = time.perf_counter() - start
+    summary = aggregate(results)
+    data = payload(summary, results, routes,
+                   {**vars(settings), "workers": args.workers, "threads": args.threads, "seed": args.seed},
+                   _command_line("wamdiff2 eval closed-loop", args), wall)  # fmt: skip
+    _write_json(args.json, data)
+    if args.report:
+        page = write_report(args.report, data, results, routes)
+        print(f"wrote {page}")
+    for name, row in summary.items():
+        print(f"[{name}] DS={row['driving_score']:.4f} RC={row['route_completion']:.4f} "
+              f"clean={row['routes_clean']}/{row['routes']} collisions_at_fault={row['collisions_at_fault']} "
+              f"red_lights={row['red_light_violations']} off_road_m={row['off_road_m']} stuck_s={row['stuck_s']} "
+              f"CL-PDMS={row['closed_loop_pdms']}")  # fmt: skip
+    for target, met, measured in targets(summary):
+        print(f"target: {target}: {'met' if met else 'NOT met'} ({measured})")
+    print(f"wrote {args.json} ({wall:.1f} s)")
     return 0
