@@ -1,0 +1,49 @@
+"""On the shipped student: the agent's three tasks from one frame encoding equal the reference engine's answers.
+
+Real answers (with end tokens) on a synthetic-world frame, one camera and all eight
+NAVSIM cameras; the oracle decodes each task's whole prompt from scratch.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from wamdiff2_ros.decoding.agent import TASKS, DrivingAgent, EgoStatus
+from wamdiff2_ros.decoding.config import DecodeConfig
+from wamdiff2_ros.model.cameras import NAVSIM_CAMERAS
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    import torch
+
+    from wamdiff2_ros.model.checkpoints import default_checkpoint
+    from wamdiff2_ros.model.loader import load_model
+
+    path = default_checkpoint()
+    if path is None:
+        pytest.fail("the shipped checkpoint checkpoints/wamdiff2-tiny-b32 is missing")
+    torch.set_num_threads(1)
+    return load_model(path)
+
+
+@pytest.mark.parametrize("num_cameras", [1, 8])
+def test_shared_prefix_agent_equals_reference_on_trained_student(shipped, num_cameras):
+    from wamdiff2_ros.data.world import World
+
+    cameras = NAVSIM_CAMERAS[:num_cameras]
+    world = World(4)
+    world.step(1.5)
+    images = world.render(list(cameras), (512, 256))
+    ego = EgoStatus((6.0, 0.0), (0.1, 0.0))
+    answers = {}
+    for engine, batch in (("reference", False), ("fast", True), ("fast", False)):
+        config = DecodeConfig(block_size=32, max_new_tokens=128, engine=engine)
+        agent = DrivingAgent(shipped, config, cameras=cameras, tasks=TASKS, batch_tasks=batch)
+        ctx = agent.prepare(images, ego, "straight")
+        assert (ctx.prefix is None) == (engine == "reference")
+        answers[engine, batch] = {t: (o.token_ids, o.error) for t, o in agent.run(ctx).items()}
+    assert answers["fast", True] == answers["reference", False] == answers["fast", False]
+    if num_cameras == 1:  # the student was trained on the front camera: real, parsable answers
+        assert all(error is None for _, error in answers["reference", False].values())
+        assert len(answers["reference", False]["perception"][0]) > 32  # more than one block
