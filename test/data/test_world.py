@@ -139,3 +139,125 @@ def test_rendered_box_appears_where_the_calibration_projects_it():
     # the ground just below the image centre, a few metres ahead, is asphalt grey
     grey = empty[int(size[1] * 0.9), size[0] // 2].astype(int)
     assert abs(grey[0] - grey[1]) < 15 and abs(grey[1] - grey[2]) < 15 and 50 < grey[0] < 130
+
+
+# ---------------------------------------------------------------------- scenario hooks (closed-loop routes)
+
+
+def _scripted_world(pieces, **config):
+    from wamdiff2_ros.data.road_map import scripted_road_map
+
+    road_map = scripted_road_map(np.random.default_rng(5), pieces, buildings=False)
+    cfg = WorldConfig(ego_speed=(10.0, 10.0), ego_start_s=10.0, ego_initial_speed=8.0, ego_lane_traffic=False,
+                      vehicle_density=0.0, pedestrian_density=0.0, buildings=False, **config)  # fmt: skip
+    return World(11, cfg, road_map=road_map)
+
+
+def test_scripted_map_follows_its_pieces_and_refuses_bad_ones():
+    from wamdiff2_ros.data.road_map import scripted_road_map
+
+    rng = np.random.default_rng(0)
+    road_map = scripted_road_map(rng, [("straight", 60.0), ("intersection", "left"), ("arc", 80.0, -0.4),
+                                       ("intersection", "right"), ("straight", 50.0)], heading=0.3)  # fmt: skip
+    assert [i.turn for i in road_map.intersections] == ["left", "right"]
+    turns = [road_map.lanes[i].turn for i in road_map.route_connectors()]
+    assert turns == ["left", "right"]
+    start = road_map.lanes[road_map.route[0]].polyline.headings[0]
+    end = road_map.lanes[road_map.route[-1]].polyline.headings[-1]
+    assert float(np.angle(np.exp(1j * (end - start)))) == pytest.approx(-0.4, abs=0.02)  # left, arc, right
+    for bad in ([("intersection", "left"), ("straight", 50.0)], [("straight", 50.0), ("intersection", "uturn"),
+                                                                   ("straight", 50.0)], [("hill", 3.0)]):
+        with pytest.raises(ValueError):
+            scripted_road_map(rng, bad)
+
+
+def test_ego_start_and_lane_traffic_knobs():
+    world = _scripted_world([("straight", 200.0)])
+    assert world.ego.s == 10.0 and world.ego.speed == 8.0 and world.ego.desired_speed == 10.0
+    assert world.agents() == []
+    with pytest.raises(ValueError, match="ego_start_s"):
+        World(1, WorldConfig(ego_start_s=1e6))
+
+
+def test_braking_lead_stops_holds_and_drives_on_and_the_autopilot_keeps_clear():
+    world = _scripted_world([("straight", 260.0)])
+    token = world.add_vehicle(35.0, 8.0, 10.0)
+    world.schedule_brake(token, after_s=2.0, decel=5.0, hold_s=2.0, trigger_gap=40.0)
+    states, speeds = [], []
+    for _ in range(150):
+        world.step(0.1)
+        assert world.collisions() == []
+        states.append(world.brake_events()[token])
+        speeds.append(next(a.speed for a in world.agents() if a.track_token == token))
+    assert states[0] == "pending" and {"braking", "holding", "done"} <= set(states)
+    first_brake = states.index("braking")
+    assert speeds[first_brake + 3] < speeds[first_brake] - 1.0  # about 5 m/s^2
+    assert min(speeds) == 0.0 and speeds[-1] > 2.0  # stood, then drove on
+    with pytest.raises(ValueError, match="no vehicle"):
+        world.schedule_brake("nobody", 1.0)
+    with pytest.raises(ValueError, match="not on"):
+        world.add_vehicle(1e4, 5.0, 5.0)
+
+
+def test_crossing_pedestrian_waits_for_the_ego_crosses_and_is_yielded_to():
+    world = _scripted_world([("straight", 200.0)])
+    token = world.add_crossing_pedestrian(70.0, side=-1.0, speed=1.4, trigger_distance=30.0)
+    start = next(a for a in world.agents() if a.track_token == token)
+    assert start.speed == 0.0
+    ego_speed_min, started_at = 99.0, None
+    for _ in range(250):
+        world.step(0.1)
+        ped = next(a for a in world.agents() if a.track_token == token)
+        if started_at is None and ped.speed > 0:
+            started_at = world.ego.s
+        ego_speed_min = min(ego_speed_min, world.ego.speed)
+        assert world.collisions() == []
+    assert started_at is not None and started_at > 30.0  # waited at the curb until the ego came close
+    assert math.hypot(ped.x - start.x, ped.y - start.y) == pytest.approx(2 * (3.5 + 1.25), abs=0.1)  # crossed
+    assert ped.speed == 0.0 and ego_speed_min < 3.0  # stands on the far side; the ego slowed down for it
+    assert world.ego.s > 100.0
+
+
+def test_fork_is_independent_and_reproduces_the_future():
+    world = World(4, WorldConfig(route_length=400.0))
+    world.step(2.0)
+    fork = world.fork()
+    assert fork.map is world.map and fork.ego.path is world.ego.path
+    before = [(a.track_token, a.x, a.y) for a in world.agents()]
+    fork.step(3.0)
+    assert [(a.track_token, a.x, a.y) for a in world.agents()] == before  # the original did not move
+    world.step(3.0)
+    assert [(a.track_token, a.x, a.y) for a in world.agents()] == [(a.track_token, a.x, a.y) for a in fork.agents()]
+    assert (world.ego.x, world.ego.y) == (fork.ego.x, fork.ego.y)
+
+
+def test_traffic_respawns_per_simulated_time_not_per_call():
+    calls = {}
+    for dt in (0.1, 0.5):
+        world = World(9, WorldConfig(route_length=400.0))
+        count = [0]
+        original = world._respawn
+
+        def counting(original=original, count=count):
+            count[0] += 1
+            original()
+
+        world._respawn = counting
+        for _ in range(int(round(10.0 / dt))):
+            world.step(dt)
+        calls[dt] = count[0]
+    assert calls[0.1] == calls[0.5] == 20
+
+
+def test_vectorised_lane_heading_matches_the_scalar_query():
+    world = World(6)
+    road_map = world.map
+    rng = np.random.default_rng(2)
+    lane = road_map.lanes[road_map.route[0]].points
+    pts = np.vstack([lane[::4] + rng.normal(0, 1.5, size=lane[::4].shape),
+                     rng.uniform(*np.array(road_map.bounds()).reshape(2, 2), size=(100, 2))])  # fmt: skip
+    vec = road_map.lane_heading(pts[:, 0], pts[:, 1])
+    scalar = [road_map.lane_heading(float(x), float(y)) for x, y in pts]
+    assert np.array_equal(np.isnan(vec), np.array([h is None for h in scalar]))
+    assert np.allclose(vec[~np.isnan(vec)], [h for h in scalar if h is not None])
+    assert np.isfinite(vec).sum() > 10
