@@ -24,7 +24,13 @@ def room_vla():
     from wamdiff2_ros.model.loader import init_model
 
     torch.set_num_threads(1)
-    return init_model("tiny", seed=0)
+    vla = init_model("tiny", seed=0)
+    with torch.no_grad():  # a std-0.02 init predicts near-uniformly (ties); wider weights spread the confidences
+        for weight in vla.model.model.language_model.parameters():
+            if weight.ndim == 2:
+                weight.mul_(5.0)
+        vla.model.lm_head.weight.mul_(5.0)
+    return vla
 
 
 def frame(cameras, seed=0, size=(48, 96)):
@@ -36,9 +42,9 @@ def config(engine="fast", block_size=8):
     return DecodeConfig(block_size=block_size, confidence_threshold=0.5, max_new_tokens=24, engine=engine)
 
 
-def reference_tokens(vla, cameras, images, tasks=TASKS, **kwargs):
+def reference_tokens(vla, cameras, images, tasks=TASKS, command="left", **kwargs):
     agent = DrivingAgent(vla, config("reference", kwargs.pop("block_size", 8)), cameras=cameras, tasks=tasks, **kwargs)
-    ctx = agent.prepare(images, EGO, "left")
+    ctx = agent.prepare(images, EGO, command)
     assert ctx.prefix is None  # the reference engine decodes every prompt from scratch
     return {task: out.token_ids for task, out in agent.run(ctx).items()}
 
@@ -149,3 +155,41 @@ def test_camera_subsets_and_bad_requests(room_vla):
         agent.prepare(frame(present), EGO, "left", tasks=["understanding"])
     with pytest.raises(ValueError, match="batch_tasks"):
         DrivingAgent(room_vla, config(), batch_tasks="sometimes")
+
+
+def test_planning_never_waits_for_a_perception_decode_in_another_thread(room_vla):
+    """Planning and scene tasks decode in separate lanes: a plan comes out while perception is mid-decode."""
+    import threading
+
+    cameras = NAVSIM_CAMERAS[:2]
+    agent = DrivingAgent(room_vla, config(), cameras=cameras, tasks=TASKS, vision_tokens_per_camera=4)
+    older, newer = frame(cameras, seed=6), frame(cameras, seed=7)
+    ctx_old = agent.prepare(older, EGO, "left")
+    agent.run(ctx_old, ["planning"])
+    agent.run(ctx_old, ["understanding"])  # creates the scene lane's engine
+    scene_engine = agent._lanes["scene"].engine
+    inside, release = threading.Event(), threading.Event()
+    original = scene_engine._decode
+
+    def held_decode(*args, **kwargs):  # perception sits in the middle of its decode until released
+        inside.set()
+        assert release.wait(30)
+        return original(*args, **kwargs)
+
+    scene_engine._decode = held_decode
+    perception = {}
+    worker = threading.Thread(target=lambda: perception.update(agent.run(ctx_old, ["perception"])))
+    worker.start()
+    try:
+        assert inside.wait(30)
+        ctx_new = agent.prepare(newer, EGO, "right")
+        plan = agent.run(ctx_new, ["planning"])["planning"]  # must not wait for the held perception decode
+        assert worker.is_alive() and not perception
+    finally:
+        release.set()
+        worker.join(30)
+    expected_new = reference_tokens(room_vla, cameras, newer, tasks=("planning",), command="right",
+                                    vision_tokens_per_camera=4)
+    expected_old = reference_tokens(room_vla, cameras, older, vision_tokens_per_camera=4)
+    assert plan.token_ids == expected_new["planning"]
+    assert perception["perception"].token_ids == expected_old["perception"]

@@ -85,6 +85,14 @@ def constant_velocity_trajectory(ego: EgoStatus) -> np.ndarray:
     return np.concatenate([xy, np.full((len(t), 1), heading)], axis=1)
 
 
+class _Lane:
+    """One decode lane of an agent: its own fast engine (created on first use) and a lock."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.engine = None
+
+
 @dataclass
 class FrameContext:
     """One synchronized frame set, prepared once for its tasks (see :meth:`DrivingAgent.prepare`).
@@ -152,9 +160,10 @@ class DrivingAgent:
       more than before. A ctx may be run any number of times (its prefix
       stays valid; decoding other frame sets in between does not disturb it).
 
-    Thread safety: decodes share the engine's static cache, so :meth:`run` holds a lock
-    (calls from several threads take turns); :meth:`prepare` of the next frame set may
-    run while another thread decodes.
+    Threads: planning and the other tasks decode in two lanes, each with its own fast
+    engine (static KV cache and CUDA graphs; the weights are shared), so a planning
+    thread never waits for a perception or rationale decode running in another thread.
+    Calls in the same lane take turns (a lock); :meth:`prepare` may run at any time.
     """
 
     def __init__(
@@ -194,7 +203,7 @@ class DrivingAgent:
         if batch_tasks not in (True, False, "auto"):
             raise ValueError(f'batch_tasks must be true, false or "auto", got {batch_tasks!r}')
         self.batch_tasks = config.device.startswith("cuda") if batch_tasks == "auto" else bool(batch_tasks)
-        self._decode_lock = threading.Lock()
+        self._lanes = {"planning": _Lane(), "scene": _Lane()}  # planning | perception + understanding
 
     def question(self, task: str, cameras: Sequence[str], ego: EgoStatus, command: str) -> str:
         n = len(cameras)
@@ -319,14 +328,23 @@ class DrivingAgent:
 
     def _decode_group(self, ctx: FrameContext, group: list[str]) -> list[TaskOutput]:
         """Decode ``group`` (one task, or several as rows of one batch from the shared prefix)."""
-        from wamdiff2_ros.decoding.api import generate, generate_from_prefix
+        from wamdiff2_ros.decoding.api import check_model, generate
         from wamdiff2_ros.decoding.outputs import row_stats
 
-        with self._decode_lock:
+        check_model(self.vla, self.config)
+        lane = self._lanes["planning" if "planning" in group else "scene"]
+        with lane.lock:
+            if self.config.engine == "fast" and lane.engine is None:
+                from wamdiff2_ros.decoding.fast import FastEngine
+
+                lane.engine = FastEngine(self.vla)
             if ctx.prefix is not None:
                 rows = [ctx.tasks.index(t) for t in group]
-                result = generate_from_prefix(self.vla, ctx.prefix, rows, self.config)
+                result = lane.engine.generate_from_prefix(ctx.prefix, rows, self.config)
                 stats = [row_stats(result, i, ctx.prefix.prompts[r].real_tokens) for i, r in enumerate(rows)]
+            elif lane.engine is not None:
+                result = lane.engine.generate(ctx.inputs[group[0]], self.config)
+                stats = [result.stats]
             else:
                 result = generate(self.vla, ctx.inputs[group[0]], self.config)
                 stats = [result.stats]
