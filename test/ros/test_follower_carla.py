@@ -57,7 +57,7 @@ def _drive_left_then_right(peer, files, stamp0: int) -> dict[str, dict[str, list
         traj_pub.publish(_trajectory(stamp0 + offset, curvature))
         deadline = time.monotonic() + 30
 
-        def driving() -> dict[str, list[dict]]:
+        def driving(marks: dict[str, int] = marks) -> dict[str, list[dict]]:
             return {kind: [m for m in _read(path)[marks[kind]:] if DRIVING[kind](m)] for kind, path in files.items()}
 
         while time.monotonic() < deadline and not all(len(v) >= 3 for v in driving().values()):

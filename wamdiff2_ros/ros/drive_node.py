@@ -329,11 +329,20 @@ class DriveNode:
 
     # ----------------------------------------------------------------- worker
     def wait_for_rate(self, last_start_ns: int) -> None:
-        """Sleep until 1 / max_rate_hz after ``last_start_ns`` on the node's clock (sim time included)."""
+        """Sleep until 1 / max_rate_hz after ``last_start_ns`` on the node's clock (sim time included).
+
+        A clock that jumps back, or stands still for a period of wall time (a paused or
+        finished replay), holds nothing up: the pending set is a real frame.
+        """
         period_ns = int(1e9 / float(self.node.get_parameter("max_rate_hz").value))
+        seen, seen_wall = self.now_ns(), time.monotonic_ns()
         while not self.stopping:
             now = self.now_ns()
-            if now < last_start_ns or now >= last_start_ns + period_ns:  # a clock jumping back waits for nothing
+            if now < last_start_ns or now >= last_start_ns + period_ns:
+                return
+            if now != seen:
+                seen, seen_wall = now, time.monotonic_ns()
+            elif time.monotonic_ns() - seen_wall > period_ns:
                 return
             time.sleep(min(0.01, (last_start_ns + period_ns - now) / 1e9))
 

@@ -5,8 +5,13 @@ the current frame is published with its log timestamp as the stamp: camera image
 ego odometry (pose in ``map`` = ego2global, twist in ``base_link``), acceleration,
 driving command and a SceneInfo carrying the scene token, plus ground truth on
 topics of its own (future trajectory as a Trajectory, boxes as a DetectionArray).
-Timing: the log's rate times ``speed``, or ``lockstep`` (the next frame only after
-the driver's Trajectory for this one, or ``lockstep_timeout_s``).
+Timing: the log's stamps played at ``speed`` on the replay's own clock, which
+``paused`` (settable at run time) stops, or ``lockstep`` (the next frame only after
+the driver's Trajectory for this one, or ``lockstep_timeout_s``). With
+``publish_clock`` that clock goes out on ``/clock`` (rosgraph_msgs/Clock), like
+``ros2 bag play --clock``: drivers run with ``use_sim_time:=true`` then judge
+timeouts and rates in log time, whatever the speed or a pause. Topics are relative
+to the node's namespace; frame ids are the ``map_frame`` and ``base_frame`` parameters.
 """
 
 from __future__ import annotations
@@ -25,13 +30,18 @@ PARAMS = [
     spec("logs_dir", "", "navsim_logs/<split> directory (or one .pkl)"),
     spec("sensor_blobs_dir", "", "sensor_blobs/<split> directory"),
     spec("cameras", ["CAM_F0"], "cameras to publish", subset_of(CAMERAS)),
-    spec("camera_topic_format", "/cameras/{camera}/image", "topic per camera; '/compressed' is appended for compressed"),
+    spec("camera_topic_format", "cameras/{camera}/image", "topic per camera; '/compressed' is appended for compressed"),
     spec("image_transport", "raw", "raw (decode the jpg) or compressed (pass the jpg bytes)", one_of("raw", "compressed")),
     spec("speed", 1.0, "playback speed factor of the log's 2 Hz", in_range(0.01, 100.0)),
+    spec("paused", False, "hold the replay and its clock (settable while running)", read_only=False),
+    spec("publish_clock", False, "publish the replay's log time on /clock (for use_sim_time:=true)"),
+    spec("clock_rate_hz", 50.0, "/clock messages per second of wall time", in_range(1.0, 1000.0)),
+    spec("map_frame", "map", "frame id of the odometry pose"),
+    spec("base_frame", "base_link", "frame id of the ego vehicle (odometry child, ground truth)"),
     spec("lockstep", False, "publish the next frame only after the driver's trajectory for this one"),
     spec("lockstep_timeout_s", 30.0, "give up waiting for the driver after this long", in_range(0.1, 600.0)),
     spec("lockstep_resend_s", 10.0, "re-send the frame's images if unanswered this long", in_range(0.1, 600.0)),
-    spec("trajectory_topic", "/wamdiff2/trajectory", "driver output watched in lock-step mode"),
+    spec("trajectory_topic", "wamdiff2/trajectory", "driver output watched in lock-step mode"),
     spec("max_scenes", 0, "stop after this many scenes (0 = all)", in_range(0, 10**9)),
     spec("loop", False, "start again after the last scene"),
     spec("start_delay_s", 1.0, "wait this long before the first frame (discovery)", in_range(0.0, 60.0)),
@@ -70,14 +80,21 @@ class NavsimReplay:
             c: node.create_publisher(CompressedImage if self.compressed else Image, fmt.format(camera=c), qos_profile_sensor_data)
             for c in self.p["cameras"]
         }
-        self.odom_pub = node.create_publisher(Odometry, "/ego/odometry", 10)
-        self.accel_pub = node.create_publisher(AccelStamped, "/ego/accel", 10)
-        self.cmd_pub = node.create_publisher(DrivingCommand, "/driving_command", 10)
+        self.odom_pub = node.create_publisher(Odometry, "ego/odometry", 10)
+        self.accel_pub = node.create_publisher(AccelStamped, "ego/accel", 10)
+        command_qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.cmd_pub = node.create_publisher(DrivingCommand, "driving_command", command_qos)
         # Ground truth and scene tokens are kept for late subscribers (evaluation, recorders).
         latched = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.info_pub = node.create_publisher(SceneInfo, "/navsim/scene_info", latched)
-        self.gt_traj_pub = node.create_publisher(Trajectory, "/navsim/gt_trajectory", latched)
-        self.gt_box_pub = node.create_publisher(DetectionArray, "/navsim/gt_boxes", latched)
+        self.info_pub = node.create_publisher(SceneInfo, "navsim/scene_info", latched)
+        self.gt_traj_pub = node.create_publisher(Trajectory, "navsim/gt_trajectory", latched)
+        self.gt_box_pub = node.create_publisher(DetectionArray, "navsim/gt_boxes", latched)
+        from rosgraph_msgs.msg import Clock
+
+        from wamdiff2_ros.ros.replay_clock import ReplayClock
+
+        self.clock = ReplayClock(float(self.p["speed"]))
+        self.clock_pub = node.create_publisher(Clock, "/clock", 10) if self.p["publish_clock"] else None
         self.answered: set[int] = set()
         self.answered_event = threading.Event()
         if self.p["lockstep"]:
@@ -87,6 +104,8 @@ class NavsimReplay:
         self.done = threading.Event()
         self.thread = threading.Thread(target=self.run, name="navsim_replay", daemon=True)
         self.thread.start()
+        self.clock_thread = threading.Thread(target=self.run_clock, name="navsim_replay_clock", daemon=True)
+        self.clock_thread.start()
         self.log.info(f"replaying {len(self.logs)} scenes from {self.p['logs_dir']} "
                       f"(speed x{self.p['speed']}, lockstep={self.p['lockstep']})")
 
@@ -95,6 +114,40 @@ class NavsimReplay:
 
         self.answered.add(stamp_to_ns(msg.header.stamp))
         self.answered_event.set()
+
+    def run_clock(self) -> None:
+        """Follow the ``paused`` parameter and publish the replay clock on /clock (when asked)."""
+        import rclpy
+        from rosgraph_msgs.msg import Clock
+
+        from wamdiff2_ros.ros.msg_utils import fill_stamp
+
+        period = 1.0 / self.p["clock_rate_hz"]
+        while rclpy.ok() and not self.done.is_set():
+            try:
+                self.clock.set_paused(bool(self.node.get_parameter("paused").value))
+                now = self.clock.now()
+                if self.clock_pub is not None and now is not None:
+                    msg = Clock()
+                    fill_stamp(msg.clock, now)
+                    self.clock_pub.publish(msg)
+            except Exception:  # noqa: BLE001 - the context goes away on shutdown
+                if not rclpy.ok():
+                    return
+                raise
+            time.sleep(period)
+
+    def wait_for_log_time(self, stamp_ns: int) -> None:
+        """Wait until the replay clock reaches ``stamp_ns`` (a gap over 5 s of log time, or back, is not waited for)."""
+        import rclpy
+
+        now = self.clock.now()
+        if now is not None and 0 <= stamp_ns - now <= 5_000_000_000:
+            while rclpy.ok() and self.clock.now() < stamp_ns:
+                time.sleep(0.005)
+        while rclpy.ok() and self.clock.paused:
+            time.sleep(0.01)
+        self.clock.jump(stamp_ns)
 
     def run(self) -> None:
         import rclpy
@@ -111,14 +164,14 @@ class NavsimReplay:
             time.sleep(0.1)
         time.sleep(self.p["start_delay_s"])
         limit = self.p["max_scenes"] or len(self.logs)
-        period = 0.5 / self.p["speed"]
         while rclpy.ok():
             for i in range(min(limit, len(self.logs))):
                 if not rclpy.ok():
                     return
-                start = time.monotonic()
                 try:
-                    stamp = self.publish_scene(self.logs[i])
+                    scene = self.logs[i]
+                    self.wait_for_log_time(int(scene.current_frame.timestamp) * 1000)
+                    stamp = self.publish_scene(scene)
                 except Exception as exc:  # noqa: BLE001 - a bad frame must not end the replay
                     self.log.error(f"scene {i}: {type(exc).__name__}: {exc}")
                     continue
@@ -135,8 +188,8 @@ class NavsimReplay:
                     if stamp not in self.answered:
                         self.timeouts += 1
                         self.log.warning(f"no trajectory for scene {i} within {self.p['lockstep_timeout_s']} s")
-                else:
-                    time.sleep(max(0.0, period - (time.monotonic() - start)))
+                    else:
+                        self.clock.jump(stamp + 500_000_000)  # lock-step: the next frame is due now
             if not self.p["loop"]:
                 break
         self.log.info(f"replay done: {self.published} scenes, {self.timeouts} lock-step timeouts")
@@ -161,7 +214,7 @@ class NavsimReplay:
 
         odom = Odometry()
         fill_stamp(odom.header.stamp, stamp)
-        odom.header.frame_id, odom.child_frame_id = "map", "base_link"
+        odom.header.frame_id, odom.child_frame_id = self.p["map_frame"], self.p["base_frame"]
         x, y, heading = (float(v) for v in ego.ego_pose)
         odom.pose.pose.position.x, odom.pose.pose.position.y = x, y
         odom.pose.pose.orientation.z, odom.pose.pose.orientation.w = math.sin(heading / 2), math.cos(heading / 2)
@@ -169,7 +222,7 @@ class NavsimReplay:
         self.odom_pub.publish(odom)
         accel = AccelStamped()
         fill_stamp(accel.header.stamp, stamp)
-        accel.header.frame_id = "base_link"
+        accel.header.frame_id = self.p["base_frame"]
         accel.accel.linear.x, accel.accel.linear.y = (float(v) for v in ego.ego_acceleration[:2])
         self.accel_pub.publish(accel)
         cmd = DrivingCommand()
@@ -209,7 +262,7 @@ class NavsimReplay:
 
         gt = Trajectory(valid=True, source="ground_truth", scene_token=scene.token)
         fill_stamp(gt.header.stamp, stamp)
-        gt.header.frame_id = "base_link"
+        gt.header.frame_id = self.p["base_frame"]
         future = scene.future_trajectory()
         for i, (x, y, h) in enumerate(np.asarray(future, dtype=float), start=1):
             wp = Waypoint(x=x, y=y, heading=h)
@@ -219,7 +272,7 @@ class NavsimReplay:
         anns = scene.current_frame.annotations
         boxes = DetectionArray()
         fill_stamp(boxes.header.stamp, stamp)
-        boxes.header.frame_id = "base_link"
+        boxes.header.frame_id = self.p["base_frame"]
         if anns is not None:
             for box, name in zip(np.asarray(anns.boxes, dtype=float), anns.names, strict=False):
                 det = Detection(label=str(name), score=1.0, yaw=float(box[6]))

@@ -5,8 +5,11 @@ is a kinematic bicycle (rear axle, wheelbase ``wheelbase``): the commanded yaw r
 becomes a steering angle ``atan(L * yaw_rate / v)`` (clamped to ``max_steer``), the
 commanded speed is tracked within acceleration limits. Until the first command
 arrives the world's autopilot drives. Published like the replay node (cameras,
-/ego/odometry, /ego/accel, /driving_command) plus /sim/status (DiagnosticArray:
-route progress, collisions, distance driven). Stamps are simulation time.
+ego/odometry, ego/accel, driving_command, relative to the node's namespace) plus
+sim/status (DiagnosticArray: route progress, collisions, distance driven). Stamps are
+simulation time; with ``publish_clock`` it is also published on ``/clock``
+(rosgraph_msgs/Clock) for nodes run with ``use_sim_time:=true``. Frame ids are the
+``map_frame`` and ``base_frame`` parameters.
 """
 
 from __future__ import annotations
@@ -24,12 +27,15 @@ PARAMS = [
     spec("cameras", ["CAM_F0"], "cameras to render", subset_of(CAMERAS)),
     spec("image_width", 512, "rendered image width", in_range(32, 4096)),
     spec("image_height", 256, "rendered image height", in_range(32, 4096)),
-    spec("camera_topic_format", "/cameras/{camera}/image", "topic per camera; '/compressed' is appended for compressed"),
+    spec("camera_topic_format", "cameras/{camera}/image", "topic per camera; '/compressed' is appended for compressed"),
     spec("image_transport", "raw", "raw or compressed (jpeg)", one_of("raw", "compressed")),
     spec("camera_rate_hz", 2.0, "rendered frames per second", in_range(0.1, 30.0)),
     spec("physics_rate_hz", 20.0, "simulation steps per second", in_range(1.0, 200.0)),
-    spec("cmd_topic", "/wamdiff2/cmd_vel", "geometry_msgs/Twist command (linear.x m/s, angular.z rad/s)"),
-    spec("cmd_timeout_s", 2.0, "brake when no command arrived for this long", in_range(0.1, 60.0)),
+    spec("cmd_topic", "wamdiff2/cmd_vel", "geometry_msgs/Twist command (linear.x m/s, angular.z rad/s)"),
+    spec("cmd_timeout_s", 2.0, "brake when no command arrived for this long (simulated time)", in_range(0.1, 60.0)),
+    spec("publish_clock", False, "publish simulation time on /clock (for use_sim_time:=true)"),
+    spec("map_frame", "map", "frame id of the odometry pose"),
+    spec("base_frame", "base_link", "frame id of the vehicle (odometry child, acceleration)"),
     spec("wheelbase", 2.9, "m", in_range(0.5, 10.0)),
     spec("max_steer", 0.6, "rad", in_range(0.05, 1.5)),
     spec("max_accel", 3.0, "m/s^2", in_range(0.1, 20.0)),
@@ -68,7 +74,8 @@ class SimNode:
         from diagnostic_msgs.msg import DiagnosticArray
         from geometry_msgs.msg import AccelStamped, Twist
         from nav_msgs.msg import Odometry
-        from rclpy.qos import qos_profile_sensor_data
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+        from rosgraph_msgs.msg import Clock
         from sensor_msgs.msg import CompressedImage, Image
 
         from wamdiff2_ros.data.world import World
@@ -88,10 +95,12 @@ class SimNode:
                                      qos_profile_sensor_data)
             for c in self.p["cameras"]
         }
-        self.odom_pub = node.create_publisher(Odometry, "/ego/odometry", 10)
-        self.accel_pub = node.create_publisher(AccelStamped, "/ego/accel", 10)
-        self.cmd_pub = node.create_publisher(DrivingCommand, "/driving_command", 10)
-        self.status_pub = node.create_publisher(DiagnosticArray, "/sim/status", 10)
+        self.odom_pub = node.create_publisher(Odometry, "ego/odometry", 10)
+        self.accel_pub = node.create_publisher(AccelStamped, "ego/accel", 10)
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.cmd_pub = node.create_publisher(DrivingCommand, "driving_command", latched)
+        self.status_pub = node.create_publisher(DiagnosticArray, "sim/status", 10)
+        self.clock_pub = node.create_publisher(Clock, "/clock", 10) if self.p["publish_clock"] else None
         self.command: tuple[float, float] | None = None
         self.command_time = 0.0
         self.commands_received = 0
@@ -114,7 +123,7 @@ class SimNode:
             return
         with self.lock:
             self.command = (v, w)
-            self.command_time = time.monotonic()
+            self.command_time = self.world.time_s
             self.commands_received += 1
 
     def stamp(self) -> int:
@@ -130,6 +139,7 @@ class SimNode:
         while rclpy.ok() and not self.stopping:
             self.step(dt)
             try:
+                self.publish_clock()
                 self.publish_state()
                 if tick % frame_every == 0:
                     self.publish_frame()
@@ -147,9 +157,19 @@ class SimNode:
             next_time += dt
             time.sleep(max(0.0, next_time - time.monotonic()))
 
+    def publish_clock(self) -> None:
+        if self.clock_pub is not None:
+            from rosgraph_msgs.msg import Clock
+
+            from wamdiff2_ros.ros.msg_utils import fill_stamp
+
+            msg = Clock()
+            fill_stamp(msg.clock, self.stamp())
+            self.clock_pub.publish(msg)
+
     def step(self, dt: float) -> None:
         with self.lock:
-            command, age = self.command, time.monotonic() - self.command_time
+            command, age = self.command, self.world.time_s - self.command_time
         if command is None:  # autopilot until the first command
             before = self.world.ego_state()
             self.world.step(dt)
@@ -181,7 +201,7 @@ class SimNode:
         v = self.vehicle
         odom = Odometry()
         fill_stamp(odom.header.stamp, stamp)
-        odom.header.frame_id, odom.child_frame_id = "map", "base_link"
+        odom.header.frame_id, odom.child_frame_id = self.p["map_frame"], self.p["base_frame"]
         odom.pose.pose.position.x, odom.pose.pose.position.y = v.x, v.y
         odom.pose.pose.orientation.z, odom.pose.pose.orientation.w = math.sin(v.yaw / 2), math.cos(v.yaw / 2)
         odom.twist.twist.linear.x = v.v
@@ -189,7 +209,7 @@ class SimNode:
         self.odom_pub.publish(odom)
         accel = AccelStamped()
         fill_stamp(accel.header.stamp, stamp)
-        accel.header.frame_id = "base_link"
+        accel.header.frame_id = self.p["base_frame"]
         accel.accel.linear.x, accel.accel.linear.y = v.accel, v.v * v.yaw_rate
         self.accel_pub.publish(accel)
         cmd = DrivingCommand(command=DRIVING_COMMANDS.index(self.world.route_command()))
