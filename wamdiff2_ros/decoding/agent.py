@@ -150,7 +150,7 @@ class DrivingAgent:
           ctx = agent.prepare(images, ego, command, stamp=stamp)  # images encoded once
           plan = agent.run(ctx, ["planning"])["planning"]          # decoded alone, at once
           ...                                                      # publish the plan
-          rest = agent.run(ctx, ["perception", "understanding"])   # later: one batch, same ctx
+          rest = agent.run(ctx, ["perception", "understanding"])   # later, same ctx (another thread is fine)
           out = agent.assemble(ctx)                                # AgentOutput of all so far
 
       ``run(ctx)`` with several tasks decodes planning first on its own and calls
