@@ -1,6 +1,10 @@
 """Launch the WAM-Diff2 driving node with its parameter file.
 
-    ros2 launch wamdiff2_ros drive.launch.py [model_path:=DIR] [params_file:=FILE] [device:=cuda]
+    ros2 launch wamdiff2_ros drive.launch.py [namespace:=car1] [use_sim_time:=true] [model_path:=DIR]
+        [params_file:=FILE] [device:=cuda] [base_frame:=car1/base_link]
+
+Outputs are relative (``<namespace>/wamdiff2/...``); inputs are the parameter file's
+topics, relative by default, so a namespace moves a whole vehicle.
 """
 
 import os
@@ -16,16 +20,20 @@ from launch import LaunchDescription
 def generate_launch_description():
     share = get_package_share_directory("wamdiff2_ros")
     return LaunchDescription([
+        DeclareLaunchArgument("namespace", default_value="", description="namespace of the node and its topics"),
+        DeclareLaunchArgument("use_sim_time", default_value="false", description="follow /clock (bag, simulator)"),
         DeclareLaunchArgument("params_file", default_value=os.path.join(share, "config", "drive.yaml"),
                               description="drive_node parameter file"),
         DeclareLaunchArgument("model_path", default_value="",
-                              description="checkpoint directory ('' = shipped default)"),
+                              description="checkpoint directory ('' = the installed shipped student)"),
         DeclareLaunchArgument("device", default_value="cpu", description="cpu or cuda[:N]"),
         DeclareLaunchArgument("block_size", default_value="32", description="diffusion block size"),
+        DeclareLaunchArgument("base_frame", default_value="base_link", description="frame id of the outputs"),
         Node(
             package="wamdiff2_ros",
             executable="drive_node",
             name="drive_node",
+            namespace=LaunchConfiguration("namespace"),
             output="screen",
             parameters=[
                 LaunchConfiguration("params_file"),
@@ -33,6 +41,8 @@ def generate_launch_description():
                     "model_path": LaunchConfiguration("model_path"),
                     "device": LaunchConfiguration("device"),
                     "block_size": LaunchConfiguration("block_size"),
+                    "base_frame": LaunchConfiguration("base_frame"),
+                    "use_sim_time": LaunchConfiguration("use_sim_time"),
                 },
             ],
         ),

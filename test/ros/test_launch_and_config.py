@@ -26,6 +26,10 @@ def _literals(tree: ast.AST) -> tuple[set[str], set[str], list[tuple[str, set[st
     executables, files, node_params = set(), set(), []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
+            package = next((kw.value.value for kw in node.keywords if kw.arg == "package"
+                            and isinstance(kw.value, ast.Constant)), "wamdiff2_ros")
+            if package != "wamdiff2_ros":
+                continue  # another package's node (carla_ackermann_control)
             for kw in node.keywords:
                 if kw.arg == "executable" and isinstance(kw.value, ast.Constant):
                     executables.add(kw.value.value)
@@ -41,7 +45,38 @@ def _literals(tree: ast.AST) -> tuple[set[str], set[str], list[tuple[str, set[st
 
 
 def _declared(node_name: str) -> set[str]:
-    return {s.name for s in importlib.import_module(NODE_SPECS[node_name]).PARAMS}
+    return {s.name for s in importlib.import_module(NODE_SPECS[node_name]).PARAMS} | {"use_sim_time"}
+
+
+def _launch_arguments(tree: ast.AST) -> set[str]:
+    return {n.args[0].value for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") ==
+            "DeclareLaunchArgument" and n.args and isinstance(n.args[0], ast.Constant)}
+
+
+@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
+def test_launch_file_takes_namespace_and_sim_time(path):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    assert {"namespace", "use_sim_time"} <= _launch_arguments(tree), f"{path.name} lacks namespace/use_sim_time"
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "Node":
+            keys = {kw.arg for kw in call.keywords}
+            package = next(kw.value.value for kw in call.keywords if kw.arg == "package")
+            if package == "wamdiff2_ros":
+                assert "namespace" in keys, f"{path.name}: a wamdiff2_ros node ignores the namespace argument"
+            params = next(kw.value for kw in call.keywords if kw.arg == "parameters")
+            names = {k.value for d in params.elts if isinstance(d, ast.Dict) for k in d.keys if isinstance(k, ast.Constant)}
+            assert names & {"use_sim_time", "publish_clock"}, (  # a node either follows /clock or is its source
+                f"{path.name}: {package} node gets neither use_sim_time nor publish_clock")
+
+
+def test_carla_launch_starts_what_the_bridge_needs():
+    tree = ast.parse((REPO / "launch" / "carla.launch.py").read_text())
+    assert {"role_name", "control", "use_sim_time"} <= _launch_arguments(tree)
+    packages = {kw.value.value for c in ast.walk(tree) if isinstance(c, ast.Call) and getattr(c.func, "id", "") == "Node"
+                for kw in c.keywords if kw.arg == "package"}
+    assert packages == {"wamdiff2_ros", "carla_ackermann_control"}
+    config = yaml.safe_load((REPO / "config" / "carla.yaml").read_text())["waypoint_follower_node"]["ros__parameters"]
+    assert config["output"] == "ackermann" and config["cmd_topic"] == "/carla/ego_vehicle/ackermann_cmd"
 
 
 def test_there_are_four_launch_files():
