@@ -72,6 +72,7 @@ def build_inputs(
     answer: str | None = None,
     max_pixels: int | None = None,
     vision: dict[str, torch.Tensor] | None = None,
+    with_positions: bool = True,
 ) -> dict[str, torch.Tensor]:
     """Tensors for one prompt (batch of 1) on the model's device.
 
@@ -82,6 +83,7 @@ def build_inputs(
     ``max_pixels`` is the resolution budget per image (default: the processor's).
     ``vision``: ``images`` already turned into patches (``processor.images_to_patches``),
     shared by several prompts about the same images (see :func:`build_frame_inputs`).
+    ``with_positions=False`` leaves out ``position_ids`` (the decoders compute their own).
     The question is put in the checkpoint's prompt format (``vla.prompt_format``, see
     :func:`wamdiff2_ros.model.prompts.apply_prompt_format`) first.
     """
@@ -102,7 +104,8 @@ def build_inputs(
     inputs = {k: v.to(device) for k, v in inputs.items()}
     if "pixel_values" in inputs:
         inputs["pixel_values"] = inputs["pixel_values"].to(vla.dtype)
-    inputs["position_ids"] = prompt_position_ids(vla, inputs)
+    if with_positions:
+        inputs["position_ids"] = prompt_position_ids(vla, inputs)
     if answer is not None:
         inputs["response_ids"] = encode_response(vla, answer).to(device)
     return inputs
@@ -119,7 +122,8 @@ def build_frame_inputs(
 
     Every returned prompt holds the same ``pixel_values`` and ``image_grid_thw`` tensors
     (the same objects, already on the model's device and dtype), which is what
-    ``decoding.encode_prefix`` expects of one frame set.
+    ``decoding.encode_prefix`` expects of one frame set. No ``position_ids``: the
+    decoders compute them (this keeps a frame's preparation off the planning latency).
     """
     images = list(images) if images is not None else []
     vision = None
@@ -127,4 +131,5 @@ def build_frame_inputs(
         patches = vla.processor.images_to_patches(images, max_pixels)
         vision = {"pixel_values": patches["pixel_values"].to(vla.device, vla.dtype),
                   "image_grid_thw": patches["image_grid_thw"].to(vla.device)}
-    return [build_inputs(vla, question, images, max_pixels=max_pixels, vision=vision) for question in questions]
+    return [build_inputs(vla, question, images, max_pixels=max_pixels, vision=vision, with_positions=False)
+            for question in questions]
