@@ -246,7 +246,10 @@ def closed_loop(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     print(f"{len(policies)} policies x {len(routes)} routes: {', '.join(p.name for p in policies)}", file=sys.stderr)
     start = time.perf_counter()
-    results = run_benchmark(policies, routes, settings, workers=args.workers, threads=args.threads)
+    try:
+        results = run_benchmark(policies, routes, settings, workers=args.workers, threads=args.threads)
+    except (OSError, ValueError, RuntimeError) as exc:
+        return _fail(f"closed-loop run failed: {type(exc).__name__}: {exc}")
     wall = time.perf_counter() - start
     summary = aggregate(results)
     data = payload(summary, results, routes,

@@ -34,11 +34,21 @@ def _init_worker(threads: int) -> None:
         pass
 
 
-def run_job(policy: PolicySpec, route: RouteSpec, settings: RunSettings) -> RouteResult:
-    """One route with one policy (the policy object is cached per process)."""
+def run_job(policy: PolicySpec, route: RouteSpec, settings: RunSettings, progress: bool = False) -> RouteResult:
+    """One route with one policy (the policy object is cached per process); ``progress``: a simulated-time bar."""
     if policy not in _POLICIES:
         _POLICIES[policy] = make_policy(policy)
-    return run_route(route, _POLICIES[policy], policy.name, settings)
+    if not progress:
+        return run_route(route, _POLICIES[policy], policy.name, settings)
+    from tqdm import tqdm
+
+    with tqdm(total=route.timeout_s, desc=f"  {route.name}", unit="sim s", leave=False, file=sys.stderr,
+              bar_format="{desc}: {bar} {n:.1f}/{total:.0f} sim s [{elapsed}]") as bar:  # fmt: skip
+
+        def advance(time_s: float) -> None:
+            bar.update(max(time_s - bar.n, 0.0))
+
+        return run_route(route, _POLICIES[policy], policy.name, settings, on_plan=advance)
 
 
 def run_benchmark(policies: Sequence[PolicySpec], routes: Sequence[RouteSpec], settings: RunSettings | None = None,
@@ -67,7 +77,7 @@ def run_benchmark(policies: Sequence[PolicySpec], routes: Sequence[RouteSpec], s
         if workers <= 1:
             _init_worker(threads)
             for i in order:
-                done(i, run_job(*jobs[i], settings))
+                done(i, run_job(*jobs[i], settings, progress=progress))
         else:
             import multiprocessing as mp
 

@@ -9,6 +9,7 @@ stated (met or not) under the table.
 from __future__ import annotations
 
 import math
+import os
 import platform
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -87,7 +88,7 @@ def payload(summary: Mapping[str, Any], results: Sequence[RouteResult], routes: 
         "command": command,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                    "processor": platform.processor() or platform.machine()},  # fmt: skip
+                    "processor": platform.processor() or platform.machine(), "cpus": os.cpu_count()},  # fmt: skip
         "wall_s": round(wall_s, 1),
         "settings": dict(settings),
         "penalties": PENALTIES,
@@ -106,7 +107,8 @@ def markdown(data: Mapping[str, Any]) -> str:
         "# Closed-loop benchmark",
         "",
         f"Command: `{data['command']}`  ",
-        f"Date: {data['date']}; machine: {data['machine']['platform']}; wall time {data['wall_s']} s.",
+        f"Date: {data['date']}; machine: {data['machine']['platform']}, {data['machine'].get('cpus')} CPUs; "
+        f"wall time {data['wall_s']} s.",
         "",
         "Driving score (DS) = route completion on the road x the product of infraction penalties "
         + ", ".join(f"{k} {v}" for k, v in PENALTIES.items()) + " (CARLA leaderboard coefficients); "

@@ -14,6 +14,7 @@ instead lets the world drive the ego. Each step feeds the route monitor.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,8 +67,12 @@ class RouteResult:
         return out
 
 
-def run_route(spec: RouteSpec, policy: Any, policy_name: str, settings: RunSettings | None = None) -> RouteResult:
-    """Drive ``spec`` with ``policy`` until the monitor ends the route (goal, timeout, blocked, deviation)."""
+def run_route(spec: RouteSpec, policy: Any, policy_name: str, settings: RunSettings | None = None,
+              on_plan: Callable[[float], None] | None = None) -> RouteResult:
+    """Drive ``spec`` with ``policy`` until the monitor ends the route (goal, timeout, blocked, deviation).
+
+    ``on_plan(sim_time_s)`` is called at every planning step (progress display).
+    """
     settings = settings or RunSettings()
     start_wall = time.perf_counter()
     route = build_route(spec)
@@ -92,6 +97,8 @@ def run_route(spec: RouteSpec, policy: Any, policy_name: str, settings: RunSetti
         if tick % trace_every == 0:
             trace.append((world.time_s, *pose, vehicle.v))
         plan_due = tick % plan_every == 0
+        if plan_due and on_plan is not None:
+            on_plan(world.time_s)
         if policy.drives_world:
             if plan_due and settings.pdm_every and (tick // plan_every) % settings.pdm_every == 0:
                 monitor.record_plan_score(score_plan(world, pose, vehicle.v, None))
