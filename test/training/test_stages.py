@@ -16,8 +16,13 @@ def _rows(cfg, vla):
     return TokenizedDataset.build(cfg.data, vla, cfg.data.cache_dir, progress=False).rows
 
 
-def _check_trained(cfg, result, teacher=None):
-    """Loss on the training rows (fixed noise) fell, and the saved model reloads with the same weights."""
+def _mean_loss(cfg, vla, rows, teacher=None, seeds=4):
+    """The stage's loss on ``rows`` averaged over a few fixed noise draws (the per-sample 1/t loss is noisy)."""
+    return sum(evaluation_loss(cfg, vla, rows, teacher, seed=s) for s in range(seeds)) / seeds
+
+
+def _check_trained(cfg, result, teacher=None, drop=0.98, loss_cfg=None):
+    """Loss on the training rows (fixed noise draws) fell, and the saved model reloads with the same weights."""
     from wamdiff2_ros.training.engine import load_student
 
     out = result.output_dir
@@ -28,22 +33,24 @@ def _check_trained(cfg, result, teacher=None):
         assert torch.equal(a, b), name
     start = load_student(cfg, torch.device("cpu"))
     rows = _rows(cfg, reloaded)
-    before = evaluation_loss(cfg, start, rows, teacher)
-    after = evaluation_loss(cfg, reloaded, rows, teacher)
-    assert after < 0.9 * before, (before, after)
+    before = _mean_loss(loss_cfg or cfg, start, rows, teacher)
+    after = _mean_loss(loss_cfg or cfg, reloaded, rows, teacher)
+    print(f"{cfg.stage} B={cfg.block_size}: loss {before:.4f} -> {after:.4f} ({after / before:.3f})")
+    assert after < drop * before, (before, after)
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["finished"] and summary["steps"] == cfg.steps
 
 
 @pytest.fixture(scope="module")
 def ladder(tmp_path_factory, make_config):
-    """Stage 0 (AR) then stage I (B=4) from it: shared by the later stages' tests."""
+    """Stage 0 (AR), stage I (B=4) from it, and a B=4 teacher trained further: shared by the later stages' tests."""
     root = tmp_path_factory.mktemp("ladder")
     ar_cfg = make_config(root / "ar", stage="ar", block_size=1, steps=12)
     ar = train(ar_cfg)
     b4_cfg = make_config(root / "b4", stage="adapt", block_size=4, init=str(root / "ar"), steps=10)
     b4 = train(b4_cfg)
-    return {"root": root, "ar": (ar_cfg, ar), "b4": (b4_cfg, b4)}
+    train(make_config(root / "b4t", stage="adapt", block_size=4, init=str(root / "b4"), steps=10))
+    return {"root": root, "ar": (ar_cfg, ar), "b4": (b4_cfg, b4), "teacher": str(root / "b4t")}
 
 
 def test_stage0_ar_learns_and_reloads(ladder):
@@ -61,29 +68,58 @@ def test_stage1_adaptation_starts_from_previous_stage(ladder):
 
 
 def test_stage1_with_certainty_forcing(ladder, make_config):
+    import dataclasses
+
     root = ladder["root"]
-    cfg = make_config(root / "b8c", stage="adapt", block_size=8, init=str(root / "b4"), steps=10, certainty_weight=0.5)
+    cfg = make_config(root / "b8c", stage="adapt", block_size=8, init=str(root / "b4"), steps=20, lr=1e-3,
+                      certainty_weight=0.5)
     result = train(cfg)
-    _check_trained(cfg, result)
+    # the masked-diffusion part falls; the sharpening term may cost some of it, so the total only has to fall
+    _check_trained(cfg, result, loss_cfg=dataclasses.replace(cfg, certainty_weight=0.0))
+    _check_trained(cfg, result, drop=1.0)
     assert all(r["certainty"] >= 0 for r in result.history) and result.history[-1]["certainty"] > 0
     assert all(r["loss"] >= r["diffusion"] for r in result.history)  # the entropy term is added
 
 
-def test_stage2_block_distillation(ladder, make_config):
+def test_stage2_block_distillation_on_policy(ladder, make_config):
+    """Stage II as the reference: on-policy every 2 steps, JSD only, the teacher at half the student's block size."""
     root = ladder["root"]
     cfg = make_config(root / "b8", stage="distill_block", block_size=8, init=str(root / "b4"),
-                      teacher=str(root / "b4"), teacher_block_size=4, steps=10)
+                      teacher=ladder["teacher"], steps=10, rollout_max_tokens=8)
+    assert cfg.on_policy and cfg.rollout_every == 2 and cfg.effective_teacher_block_size == 4 and cfg.diffusion_weight == 0
+    result = train(cfg)
+    _check_trained(cfg, result, load_teacher(cfg, torch.device("cpu")), drop=0.5)
+    assert [r["on_policy"] for r in result.history] == [1.0, 0.0] * 5
+    assert {"jsd", "diffusion", "teacher_masked_acc"} <= set(result.history[-1])
+    assert all(r["loss"] == pytest.approx(r["jsd"]) for r in result.history)  # CE weight 0
+
+
+def test_stage2_offpolicy_jsd_ce_variant(ladder, make_config, synth_root, cache_dir):
+    """The earlier off-policy JSD+CE Stage II, kept as the named config distill_block.yaml."""
+    from pathlib import Path
+
+    from wamdiff2_ros.training.config import load_config
+
+    root = ladder["root"]
+    yaml = Path(__file__).resolve().parents[2] / "config" / "train" / "distill_block.yaml"
+    cfg = load_config(yaml, [f"output_dir={root / 'b8off'}", f"init={root / 'b4'}", f"teacher={ladder['teacher']}",
+                             "block_size=8", "steps=20", "batch_size=3", "lr=1e-3", "warmup_steps=1", "save_every=0",
+                             "progress=false", f"data.logs_dir={synth_root}", f"data.cache_dir={cache_dir}",
+                             "data.max_pixels=1024", "data.understanding_per_scene=1", "data.max_boxes=1", "data.seed=0"])
+    assert not cfg.on_policy and cfg.teacher_block_size == 4 and cfg.diffusion_weight == 1.0 and cfg.jsd_weight == 5.0
     result = train(cfg)
     _check_trained(cfg, result, load_teacher(cfg, torch.device("cpu")))
-    assert {"jsd", "diffusion", "teacher_masked_acc"} <= set(result.history[-1])
+    assert all(r["on_policy"] == 0.0 for r in result.history)
+    assert all(r["loss"] == pytest.approx(5.0 * r["jsd"] + r["diffusion"], rel=1e-5) for r in result.history)
 
 
 def test_stage3_model_distillation(ladder, make_config):
     root = ladder["root"]
     cfg = make_config(root / "b8m", stage="distill_model", block_size=8, init=str(root / "b4"),
-                      teacher=str(root / "b4"), teacher_block_size=8, steps=10, grad_accum=2)
+                      teacher=ladder["teacher"], teacher_block_size=8, steps=10, grad_accum=2, rollout_max_tokens=8)
     result = train(cfg)
-    _check_trained(cfg, result, load_teacher(cfg, torch.device("cpu")))
+    _check_trained(cfg, result, load_teacher(cfg, torch.device("cpu")), drop=0.5)
+    assert [r["on_policy"] for r in result.history][:2] == [1.0, 0.0]
 
 
 def test_resume_continues_exactly(ladder, make_config):
