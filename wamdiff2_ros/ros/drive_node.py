@@ -409,7 +409,9 @@ class DriveNode:
 
     def _diagnostic_status(self, DiagnosticStatus, KeyValue):  # noqa: N803 - message classes
         now = self.now_ns()
-        status = DiagnosticStatus(name="wamdiff2_ros: drive_node", hardware_id="wamdiff2")
+        # one status per node: "wamdiff2_ros: drive_node" at the root, "wamdiff2_ros: car1/drive_node" in /car1
+        name = self.node.get_fully_qualified_name().lstrip("/")
+        status = DiagnosticStatus(name=f"wamdiff2_ros: {name}", hardware_id="wamdiff2")
         values = {"model_state": self.model_state, "model": self.model_label}
         if self.model_state != "ready":
             status.level, status.message = DiagnosticStatus.WARN, f"model {self.model_state}"
