@@ -163,3 +163,33 @@ def test_model_requirements_hold_no_ros_and_pin_torch():
     assert "-r requirements-model.txt" in dev and "ros-kilted-rosgraph-msgs" in dev
     lock = {line.split("==")[0].lower() for line in (REPO / "requirements.lock").read_text().splitlines() if "==" in line}
     assert {"ros-kilted-rosgraph-msgs", "ros-kilted-ament-cmake-pytest", "torch", "transformers"} <= lock
+
+
+# ------------------------------------------------------------------ README, Deploy
+def _deploy_section() -> str:
+    text = (REPO / "README.md").read_text()
+    start = text.index("## Deploy")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_readme_deploy_commands_name_real_arguments_parameters_files_and_tests():
+    section = _deploy_section()
+    for topic in ("carla_ackermann_control", "namespace:=car1", "--clock", "use_sim_time:=true", "rosdep install",
+                  "requirements-model.txt", "colcon test --packages-select wamdiff2_ros"):
+        assert topic in section, f"Deploy does not cover {topic}"
+    assert "pip install -r src/wamdiff2_ros/requirements.in" not in section and "-pip -y" not in section
+    commands = " ".join(section.replace("\\\n", " ").splitlines())
+    launches = re.findall(r"ros2 launch wamdiff2_ros (\S+\.launch\.py)((?: [a-z_]+:=\S+)*)", commands)
+    assert len(launches) >= 6
+    for name, args in launches:
+        tree = ast.parse((REPO / "launch" / name).read_text())
+        declared = {n.args[0].value for n in ast.walk(tree) if isinstance(n, ast.Call)
+                    and getattr(n.func, "id", "") == "DeclareLaunchArgument"}
+        used = {a.split(":=")[0] for a in args.split()}
+        assert used <= declared, f"{name} has no launch arguments {used - declared}"
+    from wamdiff2_ros.ros.replay_node import PARAMS
+
+    paused = next(s for s in PARAMS if s.name == "paused")
+    assert "ros2 param set /navsim_replay_node paused true" in section and not paused.read_only
+    for test_file in set(re.findall(r"`(test_[a-z_]+\.py)`", section)):
+        assert (REPO / "test" / "ros" / test_file).is_file(), f"README names {test_file}, which does not exist"
