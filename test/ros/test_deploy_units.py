@@ -193,3 +193,28 @@ def test_readme_deploy_commands_name_real_arguments_parameters_files_and_tests()
     assert "ros2 param set /navsim_replay_node paused true" in section and not paused.read_only
     for test_file in set(re.findall(r"`(test_[a-z_]+\.py)`", section)):
         assert (REPO / "test" / "ros" / test_file).is_file(), f"README names {test_file}, which does not exist"
+
+
+def test_detections_message_carries_each_box_score(ros_env):
+    from transformers import AutoTokenizer
+
+    from wamdiff2_ros.decoding.agent import AgentOutput, TaskOutput
+    from wamdiff2_ros.decoding.config import DecodeStats
+    from wamdiff2_ros.model import codecs
+    from wamdiff2_ros.ros.conversions import detections_msg
+
+    tokenizer = AutoTokenizer.from_pretrained(REPO / "checkpoints" / "wamdiff2-tiny-b32")
+    boxes = [codecs.Box("vehicle", 10.0, 1.0, 0.8, 4.5, 1.9, 1.6, 0.0), codecs.Box("pedestrian", 6.0, -2.0, 0.9, 0.6, 0.6, 1.7, 0.0)]
+    text = codecs.encode_perception(boxes)
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    first = len(tokenizer.encode(text[: text.index(";")], add_special_tokens=False))
+    confidences = [0.9] * first + [0.5] * (len(ids) - first)
+    stats = DecodeStats("fast", 32, 10, len(ids), 4, 1.0, 1.0, 1.0, 1.0)
+    task = TaskOutput("perception", "q", text, boxes, None, 0.7, stats, ids, confidences)
+    out = AgentOutput(np.zeros((8, 3)), True, "model", 0.7, detections=boxes, tasks={"perception": task})
+    msg = detections_msg(out, 1_000, "car1/base_link", tokenizer=tokenizer)
+    scores = [d.score for d in msg.detections]
+    assert msg.header.frame_id == "car1/base_link"
+    assert scores[0] == pytest.approx(0.9, abs=0.03) and scores[1] == pytest.approx(0.5, abs=0.03)
+    fallback = detections_msg(out, 1_000)  # no tokenizer: the task's confidence, as before
+    assert [d.score for d in fallback.detections] == pytest.approx([0.7, 0.7])
