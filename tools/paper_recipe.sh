@@ -83,7 +83,7 @@ ar_equal_compute() {  # continue tiny-ar (a copy) until its compute >= the stude
   local steps
   steps=$("$PY" -m wamdiff2_ros.training.budget --runs "$RUNS" --baseline tiny-ar \
           --lineage tiny-ar tiny-b4 tiny-b8 tiny-b16 tiny-b32 tiny-b32-s2 tiny-b32-s3 mid-ar mid-b4 mid-b8 mid-b16 mid-b32)
-  echo "AR baseline: $steps steps in all (compute of the student's whole lineage)"
+  echo "AR baseline: continued by $steps steps (to the compute of the student's whole lineage, teacher chain included)"
   train ar ar.yaml tiny-ar-equal tiny-ar "" "steps=$steps"
 }
 
