@@ -11,6 +11,9 @@ torchrun's environment the engine runs as a single process. Rank 0 writes:
 - ``OUTPUT_DIR/train_log.csv``, ``loss.png``, ``train_config.json``, ``train_summary.json``.
 
 A run whose ``checkpoint/`` exists resumes from it (``resume: false`` starts over).
+Distillation stages with ``on_policy`` replace the batch's answers by the student's own
+block-decoded answers every ``rollout_every`` steps (:mod:`wamdiff2_ros.training.rollout`);
+the log's ``on_policy`` column says which steps did.
 """
 
 from __future__ import annotations
