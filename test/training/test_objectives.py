@@ -132,3 +132,26 @@ def test_engine_trains_on_the_students_rollout_every_k_steps(make_config, tmp_pa
     assert all(torch.equal(a, b) for a, b in zip(seen[0][1], expected, strict=True))
     data_answers = [by_prompt[tuple(ids[0].tolist())]["response_ids"] for ids in seen[1][0]]
     assert all(torch.equal(a, b) for a, b in zip(seen[1][1], data_answers, strict=True))  # off-policy step
+
+
+def test_training_config_chooses_the_prompt_format(make_config, tmp_path):
+    """prompt_format: reference trains on the reference's wording and saves it with the checkpoint."""
+    import json
+
+    from wamdiff2_ros.model.loader import load_model
+    from wamdiff2_ros.training.engine import train
+
+    cfg = make_config(tmp_path / "ref", stage="ar", block_size=1, steps=2, prompt_format="reference")
+    result = train(cfg)
+    assert json.loads((result.output_dir / "config.json").read_text())["prompt_format"] == "reference"
+    reloaded = load_model(result.output_dir)
+    assert reloaded.prompt_format == "reference"
+    rows = TokenizedDataset.build(cfg.data, reloaded, cfg.data.cache_dir, progress=False).rows
+    plan = next(r for r in rows if r["task"] == "planning")
+    text = reloaded.tokenizer.decode(plan["input_ids"][0])
+    assert "Here is a front-view images from a driving vehicle:<|vision_start|>" in text
+    assert "predict the optimal driving action for the next 4 seconds with 8 new waypoints." in text
+    # the same data under today's format is another cache, with today's wording
+    ours = TokenizedDataset.build(cfg.data, init_model("tiny", seed=0), cfg.data.cache_dir, progress=False).rows
+    ours_plan = next(r for r in ours if r["task"] == "planning")
+    assert "front-view image from" in init_model("tiny").tokenizer.decode(ours_plan["input_ids"][0])
