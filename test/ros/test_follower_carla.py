@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import subprocess
 import sys
 import time
 
@@ -106,3 +107,30 @@ def test_missing_message_package_stops_the_node_naming_it(repo, ros_env, process
     assert proc.wait(timeout=60) == 2, process_output(proc)
     out = process_output(proc)
     assert "carla_msgs" in out and "CarlaEgoVehicleControl" in out and "Traceback" not in out, out
+
+
+# Fields of the public definitions: ros-drivers/ackermann_msgs (msg/AckermannDrive.msg,
+# AckermannDriveStamped.msg) and carla-simulator/ros-carla-msgs (msg/CarlaEgoVehicleControl.msg, 081fdcd).
+PUBLIC_FIELDS = {
+    "ackermann_msgs/msg/AckermannDrive": {"steering_angle": "float", "steering_angle_velocity": "float",
+                                          "speed": "float", "acceleration": "float", "jerk": "float"},
+    "ackermann_msgs/msg/AckermannDriveStamped": {"header": "std_msgs/Header", "drive": "ackermann_msgs/AckermannDrive"},
+    "carla_msgs/msg/CarlaEgoVehicleControl": {"header": "std_msgs/Header", "throttle": "float", "steer": "float",
+                                              "brake": "float", "hand_brake": "boolean", "reverse": "boolean",
+                                              "gear": "int32", "manual_gear_shift": "boolean"},
+}
+PROBE = """
+import importlib, json, sys
+out = {}
+for name in sys.argv[1:]:
+    package, kind, cls = name.split("/")
+    out[name] = getattr(importlib.import_module(package + "." + kind), cls).get_fields_and_field_types()
+print(json.dumps(out))
+"""
+
+
+def test_test_interfaces_declare_the_public_fields(repo, ros_env):
+    run = subprocess.run([sys.executable, "-c", PROBE, *PUBLIC_FIELDS], env=interfaces_env(ros_env), cwd=repo,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == PUBLIC_FIELDS
