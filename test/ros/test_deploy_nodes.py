@@ -181,3 +181,12 @@ def test_float_parameters_take_integers_refuse_strings_and_describe_ranges(repo,
     assert ros_peer.spin_until(values.done, 20)
     value = values.result().values[0]
     assert value.type == 3 and value.double_value == 10.0, "max_speed:=10 should be the float 10.0"
+
+
+def test_missing_checkpoint_stops_drive_node_with_where_it_looked(repo, ros_env, processes, tmp_path):
+    proc = processes.python(["-m", "wamdiff2_ros.ros.drive_node", "--ros-args", "-p", f"model_path:={tmp_path / 'gone'}"],
+                            ros_env, cwd=repo)
+    assert proc.wait(timeout=120) == 2, process_output(proc)
+    out = process_output(proc)
+    assert str(tmp_path / "gone") in out and "no config.json" in out and "Traceback" not in out, out
+    assert "random weights" not in out
