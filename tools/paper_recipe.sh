@@ -7,6 +7,9 @@
 #   mid           the Stage III teacher: the mid preset's own stage 0 and stage I (B = 1 -> 4 -> 8 -> 16 -> 32)
 #   stage3        stage III: model-wise distillation, mid B=32 -> tiny B=32 (same paradigm, block size, tokenizer)
 #   ar-equal-compute  the AR baseline continued until it has had at least the student's whole lineage's compute
+#   ablation      OUR OWN ADDITIONS on top of the paper student, for the table's ablation rows (never the shipped
+#                 lineage): sequence-level KD on the AR baseline's answers + certainty forcing; and Stage II with the
+#                 earlier off-policy JSD+CE objective
 # Every choice (checkpoint, threshold, variant) is made on the validation split; the test split is scored once,
 # by the results command, at the end. Usage: tools/paper_recipe.sh PHASE [PHASE...] | all
 #   env: PY (python), RUNS (runs/paper), DATA (runs/data), NPROC (torchrun processes, 1: none),
@@ -87,9 +90,23 @@ ar_equal_compute() {  # continue tiny-ar (a copy) until its compute >= the stude
   train ar ar.yaml tiny-ar-equal tiny-ar "" "steps=$steps"
 }
 
+ablation() {
+  local targets="$RUNS/kd-targets-ar-equal.json"
+  local relabel=(data.logs_dir="$DATA/synth-train" data.cache_dir="$RUNS/cache" output_dir="$RUNS/ablation-kd-cf")
+  if [ "$SMOKE" = 1 ]; then relabel+=(data.max_scenes=2 data.max_pixels=1024); fi
+  "$PY" -m wamdiff2_ros.cli train relabel --teacher "$RUNS/tiny-ar-equal" --config "$CFG/ablation_kd_cf.yaml" \
+    --out "$targets" "${relabel[@]}"
+  local kd=("data.targets=$targets")
+  if [ "$SMOKE" = 1 ] && [ "$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["kept"])' "$targets")" = 0 ]; then
+    echo "smoke: the barely trained teacher kept no answer; the smoke run trains on the ground truth"; kd=()
+  fi
+  train adapt ablation_kd_cf.yaml ablation-kd-cf tiny-b32-s3 "" "${kd[@]}"
+  train distill-block distill_block_offpolicy.yaml tiny-b32-s2-offpolicy tiny-b32 tiny-b4
+}
+
 phases=("$@")
-if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|stage1|stage2|mid|stage3|ar-equal-compute|all ..." >&2; exit 2; fi
-if [ "${phases[0]}" = all ]; then phases=(data ar stage1 stage2 mid stage3 ar-equal-compute); fi
+if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|stage1|stage2|mid|stage3|ar-equal-compute|ablation|all ..." >&2; exit 2; fi
+if [ "${phases[0]}" = all ]; then phases=(data ar stage1 stage2 mid stage3 ar-equal-compute ablation); fi
 for phase in "${phases[@]}"; do
   case "$phase" in
     data) data ;;
@@ -99,6 +116,7 @@ for phase in "${phases[@]}"; do
     mid) mid ;;
     stage3) stage3 ;;
     ar-equal-compute) ar_equal_compute ;;
+    ablation) ablation ;;
     *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac
 done

@@ -36,10 +36,20 @@ def test_stage_ii_and_iii_are_the_references():
         assert cfg.on_policy and cfg.rollout_every == 2 and cfg.diffusion_weight == 0 and cfg.jsd_weight == 1
 
 
+def test_ablations_sit_on_top_of_the_paper_path():
+    """Our own additions are separate runs from the paper's checkpoints, never in the paper lineage."""
+    kd_cf, off = _cfg("ablation_kd_cf"), _cfg("distill_block_offpolicy")
+    assert kd_cf.init == _cfg("distill_model").output_dir and kd_cf.certainty_weight > 0 and kd_cf.block_size == 32
+    assert (off.init, off.teacher) == (_cfg("adapt_b32").output_dir, _cfg("adapt_b4").output_dir)
+    assert not off.on_policy and off.diffusion_weight == 1.0 and off.jsd_weight == 5.0 and off.teacher_block_size == 4
+    paper_outputs = {_cfg(n).output_dir for n in ("distill_block", "distill_model")}
+    assert kd_cf.output_dir not in paper_outputs and off.output_dir not in paper_outputs
+
+
 def test_recipe_phases():
     assert subprocess.run(["bash", "-n", str(RECIPE)]).returncode == 0
     text = RECIPE.read_text()
-    for phase in ("data", "ar", "stage1", "stage2", "mid", "stage3", "ar-equal-compute"):
+    for phase in ("data", "ar", "stage1", "stage2", "mid", "stage3", "ar-equal-compute", "ablation"):
         assert f"    {phase})" in text
     assert '("synth-train", 24, 60, 1), ("synth-val", 4, 40, 2), ("synth-test", 8, 40, 4)' in text  # disjoint seeds
     bad = subprocess.run(["bash", str(RECIPE), "nonsense"], capture_output=True, text=True)
