@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 VENV := .venv
 STAMPS := .stamps
-ROS_SOURCES := CMakeLists.txt package.xml $(shell find msg wamdiff2_ros scripts launch config -type f -not -path '*/__pycache__/*' 2>/dev/null)
+ROS_SOURCES := CMakeLists.txt package.xml $(shell find msg wamdiff2_ros scripts launch config checkpoints test/interfaces -type f -not -path '*/__pycache__/*' 2>/dev/null)
 PYTEST_ARGS ?=
 
 .PHONY: setup test demo lint lock clean reproduce bench
