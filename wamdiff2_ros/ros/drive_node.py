@@ -1,14 +1,20 @@
 """drive_node: cameras + ego state + command -> WAM-Diff2 -> trajectory, boxes, rationale.
 
-Callbacks only validate and store inputs; a worker thread runs the model on the
-newest synchronized frame set (a set arriving while the model is busy replaces the
-pending one and counts as a drop). The model is loaded before any subscription
-exists, so the node is ready when it starts listening. Every output is stamped with
-the input image's stamp, frame ``base_frame``. Nothing a peer sends can crash it:
+Callbacks only validate and store inputs; the newest synchronized frame set is kept
+(one replaced before any worker took it counts as a drop). Planning first: a planning
+thread decodes the plan on the newest set at ``planning_rate_hz`` and publishes the
+Trajectory and Path the moment it is parsed; a scene thread runs perception and
+understanding at their own rates (``perception_rate_hz``, ``understanding_rate_hz``;
+0 = off) on the newest set. The two threads use the agent's two decode lanes, so a
+scene decode never delays a plan; a frame set is prepared once (one vision pass, one
+shared prefix) by whichever thread takes it first. The model is loaded before any
+subscription exists, so the node is ready when it starts listening. Every output
+(and its DecodeStats) is stamped with the stamp of the frame set it came from,
+frame ``base_frame``; /diagnostics counts decodes, latency and rate per task. Nothing a peer sends can crash it:
 bad images, NaN ego states, out-of-order stamps and unparsable answers are counted
 and reported on /diagnostics; a bad plan becomes a flagged constant-velocity one.
 
-Time: the rate limit, camera timeouts and ego freshness are judged on the node's ROS
+Time: the task rates, camera timeouts and ego freshness are judged on the node's ROS
 clock (``use_sim_time:=true`` follows ``/clock``: a slowed or paused replay stops no
 camera); latency is wall time. Names: outputs are relative (``wamdiff2/...`` in the
 node's namespace), inputs are parameters (relative by default) or remaps;
@@ -23,7 +29,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,6 +39,11 @@ from wamdiff2_ros.decoding.config import DTYPES, ENGINES, DecodeConfig
 from wamdiff2_ros.model.codecs import CAMERAS, DRIVING_COMMANDS
 from wamdiff2_ros.ros.params import in_range, one_of, spec, subset_of
 from wamdiff2_ros.ros.sync import FrameSet, FrameSynchronizer
+from wamdiff2_ros.ros.task_rates import RateGate, TaskBook
+
+RATE_PARAMS = {"planning": "planning_rate_hz", "perception": "perception_rate_hz",
+               "understanding": "understanding_rate_hz"}
+LANES = {"planning": ("planning",), "scene": ("perception", "understanding")}  # one worker thread each
 
 PARAMS = [
     spec("model_path", "", "checkpoint directory; empty = the shipped default; 'preset:tiny' = random weights"),
@@ -52,12 +63,21 @@ PARAMS = [
     spec("engine", "fast", "decoder engine", one_of(*ENGINES)),
     spec("device", "cpu", "torch device: cpu or cuda[:N]"),
     spec("dtype", "float32", "model dtype", one_of(*DTYPES)),
-    spec("max_rate_hz", 2.0, "at most this many inferences per second", in_range(0.01, 100.0), read_only=False),
+    spec("planning_rate_hz", 10.0, "at most this many plans per second, each on the newest frame set; 0 = no "
+         "planning", in_range(0.0, 100.0), read_only=False),
+    spec("perception_rate_hz", 1.0, "at most this many perception decodes per second, on the newest frame set, "
+         "never delaying a plan; 0 = off", in_range(0.0, 100.0), read_only=False),
+    spec("understanding_rate_hz", 0.5, "at most this many rationales per second, on the newest frame set, never "
+         "delaying a plan; 0 = off", in_range(0.0, 100.0), read_only=False),
+    spec("max_rate_hz", 0.0, "former name of planning_rate_hz: when > 0 it is the planning rate", in_range(0.0, 100.0),
+         read_only=False),
     spec("sync_slop_s", 0.05, "camera stamps within this many seconds form one set", in_range(0.0, 10.0)),
     spec("camera_timeout_s", 1.0, "a camera silent this long is left out of sets", in_range(0.05, 60.0)),
     spec("stale_after_s", 2.0, "frames older than the newest stamp by this much are dropped", in_range(0.05, 600.0)),
     spec("ego_timeout_s", 1.0, "ego state whose stamp is this far from the images' is not used", in_range(0.05, 60.0)),
     spec("max_pixels", 0, "vision budget per image in pixels; 0 = the model's default", in_range(0, 4096 * 4096)),
+    spec("vision_tokens_per_camera", 0, "vision tokens per camera image (the image is resized to fit); 0 = the "
+         "model's default; give this or max_pixels", in_range(0, 65536)),
     spec("diagnostics_rate_hz", 1.0, "/diagnostics messages per second (wall clock)", in_range(0.1, 100.0)),
     spec("torch_threads", 1, "CPU threads for torch (0 = torch's default); more threads than free cores "
          "slows a small model down by orders of magnitude", in_range(0, 256)),
@@ -70,6 +90,8 @@ def _cross_check(values: dict[str, Any]) -> str | None:
             f"camera_topics has {len(values['camera_topics'])} entries but cameras has {len(values['cameras'])}; "
             "give one topic per camera"
         )
+    if values["max_pixels"] and values["vision_tokens_per_camera"]:
+        return "give max_pixels or vision_tokens_per_camera, not both (the other = 0)"
     device = values["device"]
     if not (device == "cpu" or device.startswith("cuda")):
         return f"parameter 'device' = {device!r} refused: must be cpu or cuda[:N]"
@@ -78,6 +100,8 @@ def _cross_check(values: dict[str, Any]) -> str | None:
 
 @dataclass
 class Job:
+    """One synchronized frame set with its inputs; prepared (``ctx``) once, by the first worker that takes it."""
+
     frames: FrameSet
     ego: EgoStatus
     ego_ok: bool
@@ -85,6 +109,10 @@ class Job:
     scene_token: str
     received_ns: int
     received_wall_ns: int = 0  # monotonic, for latency (received_ns is on the node's clock)
+    seq: int = 0
+    taken: bool = False  # some worker decoded it (else a newer set replacing it is a drop)
+    ctx: Any = None
+    ctx_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def resolve_model(path: str, device: str = "cpu", dtype: str = "float32"):
@@ -144,7 +172,7 @@ class DriveNode:
         self.log = node.get_logger()
         self.stats_lock = threading.Lock()  # counts, latencies, arrivals, sync, last_error
         self.counts: Counter = Counter()
-        self.latencies: deque[float] = deque(maxlen=200)
+        self.books: dict[str, TaskBook] = {t: TaskBook() for t in TASKS}  # per task: latencies, output times
         self.arrivals: dict[str, deque[int]] = {c: deque(maxlen=50) for c in self.p["cameras"]}
         self.model_state = "loading"
         self.model_label = ""
@@ -173,6 +201,7 @@ class DriveNode:
             tasks=self.p["tasks"],
             understanding_question=self.p["understanding_question"],
             max_pixels=int(self.p["max_pixels"]) or None,
+            vision_tokens_per_camera=int(self.p["vision_tokens_per_camera"]) or None,
         )
         self.block_size = config.block_size
 
@@ -193,7 +222,8 @@ class DriveNode:
         )
         self.lock = threading.Lock()
         self.wakeup = threading.Condition(self.lock)
-        self.pending: Job | None = None
+        self.newest: Job | None = None  # the newest frame set; every worker takes the newest when its task is due
+        self.seq = 0
         self.stopping = False
         self.ego = EgoStatus()
         self.ego_ok = False
@@ -220,14 +250,21 @@ class DriveNode:
         node.create_subscription(DrivingCommand, self.p["command_topic"], self.on_command, latched)
         if self.p["scene_info_topic"]:
             node.create_subscription(SceneInfo, self.p["scene_info_topic"], self.on_scene_info, 50)
-        self.worker = threading.Thread(target=self.run_worker, name="wamdiff2_inference", daemon=True)
+        # planning and the scene tasks in two threads, each on its own decode lane of the agent:
+        # a perception or rationale decode never delays a plan
+        self.workers = [threading.Thread(target=self.run_worker, args=(lane,), name=f"wamdiff2_{lane}", daemon=True)
+                        for lane, tasks in LANES.items() if set(tasks) & set(self.agent.tasks)]
         self.model_state = "ready"
-        self.worker.start()
+        for worker in self.workers:
+            worker.start()
         # diagnostics on the steady clock: a paused /clock must not silence health reports
         node.create_timer(1.0 / self.p["diagnostics_rate_hz"], self.publish_diagnostics,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.publish_diagnostics()
-        self.log.info(f"ready: model {self.model_label}, cameras {list(self.p['cameras'])}, tasks {self.agent.tasks}")
+        rates = {t: self.rate_hz(t) for t in self.agent.tasks}
+        if not any(rates.values()):
+            self.log.warning(f"every task's rate is 0 {rates}: nothing runs until a rate parameter is set")
+        self.log.info(f"ready: model {self.model_label}, cameras {list(self.p['cameras'])}, task rates (Hz) {rates}")
 
     # ----------------------------------------------------------------- inputs
     def now_ns(self) -> int:
@@ -319,83 +356,104 @@ class DriveNode:
         with self.lock:
             # judged by stamps, not arrival: replays and bags run on their own clock
             ego_fresh = self.ego_ok and abs(frames.stamp_ns - self.ego_stamp_ns) <= self.p["ego_timeout_s"] * 1e9
+            self.seq += 1
             job = Job(frames, self.ego if ego_fresh else EgoStatus(), ego_fresh, self.command,
-                      self.scene_tokens.get(frames.stamp_ns, ""), now, time.monotonic_ns())
-            replaced = self.pending is not None
-            self.pending = job
-            self.wakeup.notify()
+                      self.scene_tokens.get(frames.stamp_ns, ""), now, time.monotonic_ns(), self.seq)
+            replaced = self.newest is not None and not self.newest.taken
+            self.newest = job
+            self.wakeup.notify_all()
         if replaced:
             self.count("dropped_sets")
 
-    # ----------------------------------------------------------------- worker
-    def wait_for_rate(self, last_start_ns: int) -> None:
-        """Sleep until 1 / max_rate_hz after ``last_start_ns`` on the node's clock (sim time included).
+    # ----------------------------------------------------------------- workers
+    def rate_hz(self, task: str) -> float:
+        """The task's rate now (runtime parameters); ``max_rate_hz`` > 0 is the old name of the planning rate."""
+        if task == "planning":
+            legacy = float(self.node.get_parameter("max_rate_hz").value)
+            if legacy > 0:
+                return legacy
+        return float(self.node.get_parameter(RATE_PARAMS[task]).value)
 
-        A clock that jumps back, or stands still for a period of wall time (a paused or
-        finished replay), holds nothing up: the pending set is a real frame.
-        """
-        period_ns = int(1e9 / float(self.node.get_parameter("max_rate_hz").value))
-        seen, seen_wall = self.now_ns(), time.monotonic_ns()
-        while not self.stopping:
-            now = self.now_ns()
-            if now < last_start_ns or now >= last_start_ns + period_ns:
-                return
-            if now != seen:
-                seen, seen_wall = now, time.monotonic_ns()
-            elif time.monotonic_ns() - seen_wall > period_ns:
-                return
-            time.sleep(min(0.01, (last_start_ns + period_ns - now) / 1e9))
-
-    def run_worker(self) -> None:
-        last_start = -(10**30)
+    def run_worker(self, lane: str) -> None:
+        """Decode this lane's tasks, each at its rate, on the newest frame set; keep serving on errors."""
+        tasks = [t for t in LANES[lane] if t in self.agent.tasks]
+        gates = {t: RateGate() for t in tasks}
+        done_seq = dict.fromkeys(tasks, 0)  # the newest frame set each task has decoded
         while True:
             with self.lock:
-                while self.pending is None and not self.stopping:
-                    self.wakeup.wait(timeout=0.5)
                 if self.stopping:
                     return
-            self.wait_for_rate(last_start)  # newer sets may replace the pending one meanwhile
-            with self.lock:
-                job, self.pending = self.pending, None
-            if job is None:
+                newest = self.newest.seq if self.newest is not None else 0
+            rates = {t: self.rate_hz(t) for t in tasks}
+            fresh = [t for t in tasks if rates[t] > 0 and newest > done_seq[t]]
+            now, wall = self.now_ns(), time.monotonic_ns()
+            due = [t for t in fresh if gates[t].due(rates[t], now, wall)]
+            if not due:
+                with self.lock:  # woken by a new frame set; polls while a fresh set waits for its rate
+                    if not self.stopping and (self.newest is None or self.newest.seq == newest):
+                        self.wakeup.wait(timeout=min(gates[t].wait_s(rates[t], now) for t in fresh) if fresh else 0.5)
                 continue
-            last_start = self.now_ns()
+            with self.lock:
+                job = self.newest  # the newest at this instant (newer sets may have come meanwhile)
+                job.taken = True
+            for t in due:
+                done_seq[t] = job.seq
+                gates[t].start(now, wall)
             try:
-                self.infer(job)
+                self.decode(job, due)
             except Exception as exc:  # noqa: BLE001 - keep serving; report on diagnostics
                 if self.stopping or not self.node.context.ok():
                     return  # shutting down: publishers are gone
-                error = f"inference: {type(exc).__name__}: {exc}"
+                error = f"inference ({', '.join(due)}): {type(exc).__name__}: {exc}"
                 self.count("inference_errors", error=error)
                 self.log.error(error, throttle_duration_sec=2.0)
 
-    def infer(self, job: Job) -> None:
+    def context_for(self, job: Job, tasks: list[str]):
+        """The job's prepared frame set (images encoded once, shared prefix), made by the first worker to need it."""
+        with job.ctx_lock:
+            if job.ctx is None or not set(tasks) <= set(job.ctx.tasks):
+                # every task enabled now, so a scene worker taking this set later reuses its prefix
+                wanted = {t for t in self.agent.tasks if self.rate_hz(t) > 0} | set(tasks)
+                job.ctx = self.agent.prepare(job.frames.frames, job.ego, job.command, stamp=job.frames.stamp_ns,
+                                             tasks=[t for t in self.agent.tasks if t in wanted])
+                self.count("inferences")
+                self.count("missing_ego", 0 if job.ego_ok else 1)
+            return job.ctx
+
+    def decode(self, job: Job, tasks: list[str]) -> None:
+        ctx = self.context_for(job, tasks)
+        self.agent.run(ctx, tasks, on_output=lambda _ctx, output: self.publish(job, output))
+
+    def publish(self, job: Job, output) -> None:
+        """Publish one task's output with its frame set's stamp, the moment it is decoded."""
         from wamdiff2_ros.ros import conversions as conv
 
         if not job.scene_token:
             job.scene_token = self.scene_tokens.get(job.frames.stamp_ns, "")
-        out = self.agent.step(job.frames.frames, job.ego, job.command)
+        out = self.agent.assemble(job.ctx, {output.task: output})
         stamp, frame = job.frames.stamp_ns, self.frame_id
-        self.pub_traj.publish(conv.trajectory_msg(out, stamp, self.block_size, job.scene_token, frame))
-        self.pub_path.publish(conv.path_msg(out, stamp, frame))
-        if "perception" in out.tasks:
+        if output.task == "planning":
+            self.pub_traj.publish(conv.trajectory_msg(out, stamp, self.block_size, job.scene_token, frame))
+            self.pub_path.publish(conv.path_msg(out, stamp, frame))
+        elif output.task == "perception":
             detections = conv.detections_msg(out, stamp, frame, tokenizer=self.tokenizer)
             self.pub_det.publish(detections)
             self.pub_markers.publish(conv.markers_msg(detections, stamp, frame_id=frame))
-        if "understanding" in out.tasks:
+        else:
             self.pub_rationale.publish(conv.rationale_msg(out, stamp, job.command, frame))
         for msg in conv.decode_stats_msgs(out, stamp, frame):
             self.pub_stats.publish(msg)
-        failures = out.parse_failures
+        wall = time.monotonic_ns()
         with self.stats_lock:
-            self.counts["inferences"] += 1
-            self.counts["fallbacks"] += 0 if out.valid else 1
-            self.counts["parse_failures"] += len(failures)
-            self.counts["missing_ego"] += 0 if job.ego_ok else 1
-            if failures:
-                self.last_error = "; ".join(failures)[:300]
-            self.latencies.append((time.monotonic_ns() - job.received_wall_ns) / 1e6)
-        self.publish_diagnostics()
+            self.counts[f"decodes/{output.task}"] += 1
+            if output.task == "planning":
+                self.counts["fallbacks"] += 0 if out.valid else 1
+            if output.error:
+                self.counts["parse_failures"] += 1
+                self.last_error = f"{output.task}: {output.error}"[:300]
+            self.books[output.task].add((wall - job.received_wall_ns) / 1e6, wall)
+        if output.task == "planning":
+            self.publish_diagnostics()
 
     # ------------------------------------------------------------ diagnostics
     def publish_diagnostics(self) -> None:
@@ -426,16 +484,23 @@ class DriveNode:
                 recent = [t for t in times if now - t < 5e9]
                 rate = (len(recent) - 1) / ((recent[-1] - recent[0]) / 1e9) if len(recent) > 1 and recent[-1] > recent[0] else 0.0
                 values[f"input_rate_hz/{camera}"] = f"{rate:.2f}"
-            if self.latencies:
-                lat = np.asarray(self.latencies)
-                values["latency_ms_p50"] = f"{np.percentile(lat, 50):.1f}"
-                values["latency_ms_p95"] = f"{np.percentile(lat, 95):.1f}"
+            wall = time.monotonic_ns()
+            for task in self.agent.tasks:  # frame set received -> this task's output published
+                for q, ms in self.books[task].percentiles().items():
+                    values[f"latency_ms_{q}/{task}"] = f"{ms:.1f}"
+                values[f"output_rate_hz/{task}"] = f"{self.books[task].rate_hz(wall):.2f}"
+                values[f"rate_limit_hz/{task}"] = f"{self.rate_hz(task):g}"
+            first = next((t for t in self.agent.tasks if self.books[t].latencies_ms), None)
+            for q, ms in (self.books[first].percentiles().items() if first else ()):
+                values[f"latency_ms_{q}"] = f"{ms:.1f}"  # the plan's (the first task's without planning)
             values["ego_state"] = "ok" if self.ego_ok and now - self.ego_received_ns <= self.p["ego_timeout_s"] * 1e9 else "missing"
             values["driving_command"] = self.command
             values["clock"] = "sim" if self.node.get_parameter("use_sim_time").value else "system"
         for key in ("inferences", "fallbacks", "parse_failures", "dropped_sets", "bad_image", "ego_invalid",
                     "out_of_order_frames", "stale_frames", "missing_ego", "bad_command", "inference_errors"):
             values[key] = str(self.counts[key])
+        for task in self.agent.tasks if hasattr(self, "agent") else ():
+            values[f"decodes/{task}"] = str(self.counts[f"decodes/{task}"])
         values["last_error"] = self.last_error
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
         return status
@@ -444,8 +509,9 @@ class DriveNode:
         with self.lock:
             self.stopping = True
             self.wakeup.notify_all()
-        if hasattr(self, "worker") and self.worker.is_alive():
-            self.worker.join(timeout=30)
+        for worker in getattr(self, "workers", []):
+            if worker.is_alive():
+                worker.join(timeout=30)
 
 
 def main(argv: list[str] | None = None) -> int:
