@@ -383,6 +383,10 @@ class RouteMonitor:
         """The route's metrics; ``reason`` ends a route that is still running (e.g. "aborted")."""
         if self.end_reason is None:
             self.end_reason = reason or "unfinished"
+        return self.snapshot()
+
+    def snapshot(self) -> dict[str, Any]:
+        """The metrics so far without ending the route (``end_reason`` None while it runs)."""
         length = self.goal_s - self.start_s
         completion = float(np.clip((self.max_s - self.start_s) / length, 0.0, 1.0))
         collisions = {"pedestrian": 0, "vehicle": 0, "static": 0}
