@@ -17,7 +17,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -136,6 +136,9 @@ class DrivingAgent:
     checkpoint's default). ``shared_prefix`` (fast engine only): one vision pass and
     one prefill of the shared prompt prefix per frame set (False: every task decodes
     its whole prompt from scratch, as before; the tokens are the same).
+    ``task_max_new_tokens``: answer budget of some tasks (e.g. a long perception
+    answer), the others keep ``config.max_new_tokens``; rows batched together
+    share the largest budget of their group.
     ``batch_tasks``: decode the non-planning tasks of one :meth:`run` as rows of one
     batch (True), one after another from the shared prefix (False), or "auto": batch
     on CUDA, where a row more is nearly free, and not on the CPU, where a 2-row batch
@@ -178,6 +181,7 @@ class DrivingAgent:
         vision_tokens_per_camera: int | None = None,
         shared_prefix: bool = True,
         batch_tasks: bool | str = "auto",
+        task_max_new_tokens: Mapping[str, int] | None = None,
     ) -> None:
         unknown = [t for t in tasks if t not in TASKS]
         if unknown or not tasks:
@@ -204,6 +208,12 @@ class DrivingAgent:
             raise ValueError(f'batch_tasks must be true, false or "auto", got {batch_tasks!r}')
         self.batch_tasks = config.device.startswith("cuda") if batch_tasks == "auto" else bool(batch_tasks)
         self._lanes = {"planning": _Lane(), "scene": _Lane()}  # planning | perception + understanding
+        budgets = dict(task_max_new_tokens or {})
+        bad = {t: n for t, n in budgets.items()
+               if t not in TASKS or isinstance(n, bool) or not isinstance(n, int) or n < 1}
+        if bad:
+            raise ValueError(f"task_max_new_tokens must map tasks of {TASKS} to integers >= 1, got {bad}")
+        self.task_max_new_tokens = budgets
 
     def question(self, task: str, cameras: Sequence[str], ego: EgoStatus, command: str) -> str:
         n = len(cameras)
@@ -222,8 +232,9 @@ class DrivingAgent:
         cameras = [c for c in self.cameras if c in images]
         question = self.question(task, cameras, ego, command)
         inputs = build_inputs(self.vla, question, [images[c] for c in cameras], max_pixels=self.max_pixels)
-        result = generate(self.vla, inputs, self.config)
-        return self._task_output(task, question, result, 0, result.stats)
+        config = self.config_for([task])
+        result = generate(self.vla, inputs, config)
+        return self._task_output(task, question, result, 0, result.stats, config)
 
     def prepare(self, images: Mapping[str, np.ndarray], ego: EgoStatus, command: str, *,
                 tasks: Sequence[str] | None = None, stamp: Any = None) -> FrameContext:
@@ -331,7 +342,8 @@ class DrivingAgent:
         from wamdiff2_ros.decoding.api import check_model, generate
         from wamdiff2_ros.decoding.outputs import row_stats
 
-        check_model(self.vla, self.config)
+        config = self.config_for(group)
+        check_model(self.vla, config)
         lane = self._lanes["planning" if "planning" in group else "scene"]
         with lane.lock:
             if self.config.engine == "fast" and lane.engine is None:
@@ -340,29 +352,35 @@ class DrivingAgent:
                 lane.engine = FastEngine(self.vla)
             if ctx.prefix is not None:
                 rows = [ctx.tasks.index(t) for t in group]
-                result = lane.engine.generate_from_prefix(ctx.prefix, rows, self.config)
+                result = lane.engine.generate_from_prefix(ctx.prefix, rows, config)
                 stats = [row_stats(result, i, ctx.prefix.prompts[r].real_tokens) for i, r in enumerate(rows)]
             elif lane.engine is not None:
-                result = lane.engine.generate(ctx.inputs[group[0]], self.config)
+                result = lane.engine.generate(ctx.inputs[group[0]], config)
                 stats = [result.stats]
             else:
-                result = generate(self.vla, ctx.inputs[group[0]], self.config)
+                result = generate(self.vla, ctx.inputs[group[0]], config)
                 stats = [result.stats]
         done = 1000.0 * (time.perf_counter() - ctx.started)
         outputs = []
         for i, task in enumerate(group):
-            output = self._task_output(task, ctx.questions[task], result, i, stats[i])
+            output = self._task_output(task, ctx.questions[task], result, i, stats[i], config)
             output.latency_ms = done
             outputs.append(output)
         return outputs
 
-    def _task_output(self, task: str, question: str, result, row: int, stats: DecodeStats) -> TaskOutput:
+    def config_for(self, tasks: Sequence[str]) -> DecodeConfig:
+        """The decode config of a group of tasks: ``config`` with the group's largest answer budget."""
+        budget = max(self.task_max_new_tokens.get(t, self.config.max_new_tokens) for t in tasks)
+        return self.config if budget == self.config.max_new_tokens else replace(self.config, max_new_tokens=budget)
+
+    def _task_output(self, task: str, question: str, result, row: int, stats: DecodeStats,
+                     config: DecodeConfig | None = None) -> TaskOutput:
         """Parse row ``row`` of a :class:`DecodeResult` strictly into a :class:`TaskOutput`."""
         text = result.texts[row]
         parsed = codecs.parse_answer(task, text)
         error = parsed.reason if isinstance(parsed, codecs.ParseError) else None
         if error is None and not result.finished[row]:
-            error = f"no end token within max_new_tokens={self.config.max_new_tokens}"
+            error = f"no end token within max_new_tokens={(config or self.config).max_new_tokens}"
         value = None if error else parsed
         token_conf = result.token_confidences[row] if result.token_confidences else []
         return TaskOutput(task, question, text, value, error, float(result.confidences[row]), stats,

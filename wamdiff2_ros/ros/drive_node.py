@@ -60,6 +60,9 @@ PARAMS = [
     spec("block_size", 32, "diffusion block size B (1 = autoregressive)", in_range(1, 256)),
     spec("confidence_threshold", 0.9, "commit threshold of a denoise step", in_range(0.0, 1.0)),
     spec("max_new_tokens", 160, "answer token budget per task", in_range(8, 4096)),
+    spec("perception_max_new_tokens", 0, "answer budget of perception (many boxes); 0 = max_new_tokens",
+         in_range(0, 4096)),
+    spec("understanding_max_new_tokens", 0, "answer budget of the rationale; 0 = max_new_tokens", in_range(0, 4096)),
     spec("engine", "fast", "decoder engine", one_of(*ENGINES)),
     spec("device", "cpu", "torch device: cpu or cuda[:N]"),
     spec("dtype", "float32", "model dtype", one_of(*DTYPES)),
@@ -202,6 +205,8 @@ class DriveNode:
             understanding_question=self.p["understanding_question"],
             max_pixels=int(self.p["max_pixels"]) or None,
             vision_tokens_per_camera=int(self.p["vision_tokens_per_camera"]) or None,
+            task_max_new_tokens={t: int(self.p[f"{t}_max_new_tokens"]) for t in ("perception", "understanding")
+                                 if self.p[f"{t}_max_new_tokens"]},
         )
         self.block_size = config.block_size
 
