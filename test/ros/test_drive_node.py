@@ -282,6 +282,17 @@ def test_bad_parameter_is_refused_with_reason(repo_root):
         env=env, cwd=repo_root, capture_output=True, text=True, timeout=60,
     )
     assert out.returncode == 2 and "one topic per camera" in out.stdout + out.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "wamdiff2_ros.ros.drive_node", "--ros-args",
+         "-p", "vision_tokens_per_camera:=16", "-p", "max_pixels:=50000"],
+        env=env, cwd=repo_root, capture_output=True, text=True, timeout=60,
+    )
+    assert out.returncode == 2 and "not both" in out.stdout + out.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "wamdiff2_ros.ros.drive_node", "--ros-args", "-p", "perception_rate_hz:=-1.0"],
+        env=env, cwd=repo_root, capture_output=True, text=True, timeout=60,
+    )
+    assert out.returncode == 2 and "perception_rate_hz" in out.stdout + out.stderr
 
 
 def test_runtime_parameter_change_is_validated(driver):
@@ -291,16 +302,19 @@ def test_runtime_parameter_change_is_validated(driver):
     client = driver.peer.node.create_client(SetParameters, "/drive_node/set_parameters")
     assert client.wait_for_service(timeout_sec=10)
 
-    def set_rate(value: float):
+    def set_rate(value: float, name: str = "planning_rate_hz"):
         req = SetParameters.Request(parameters=[Parameter(
-            name="max_rate_hz", value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value))])
+            name=name, value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value))])
         future = client.call_async(req)
         assert driver.peer.spin_until(future.done, 10)
         return future.result().results[0]
 
-    refused = set_rate(-1.0)
-    assert not refused.successful and "max_rate_hz" in refused.reason
-    assert set_rate(40.0).successful
+    for name in ("planning_rate_hz", "perception_rate_hz", "understanding_rate_hz", "max_rate_hz"):
+        refused = set_rate(-1.0, name)
+        assert not refused.successful and name in refused.reason
+        refused = set_rate(101.0, name)
+        assert not refused.successful and name in refused.reason and "100.0" in refused.reason
+    assert set_rate(40.0).successful and set_rate(40.0, "max_rate_hz").successful
 
 
 if os.environ.get("WAMDIFF2_REQUIRE_ROS") != "1" and not ros_available():  # plain `pytest` without the ROS build
