@@ -1,8 +1,12 @@
 """`wamdiff2 demo`: the nodes end to end over DDS, recorded to a bag, summarised and plotted.
 
 replay mode: synthetic NAVSIM logs are written, then navsim_replay_node (lock-step)
-feeds drive_node; closed-loop mode: sim_node renders the synthetic world, drive_node
-plans, waypoint_follower_node turns plans into Twist commands that drive the world.
+feeds drive_node; closed-loop mode: sim_node builds closed-loop benchmark route
+``--route`` (of ``--route-seed``) and renders it (256x128, raw, 2 Hz), drive_node plans,
+waypoint_follower_node turns plans into Twist commands that drive the world, lock-step
+on sim_node's /clock (planning takes no simulated time, as in ``wamdiff2 eval
+closed-loop``); the route monitor in sim_node scores it and the summary's
+``closed_loop`` holds the benchmark's metrics (ros/closed_loop_summary.py).
 A bag_recorder_node records inputs and outputs. After ``--seconds`` (or when the
 replay ends) every process gets SIGINT, and DIR/summary.json plus DIR/bev.png are
 written from the bag.
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -38,7 +43,9 @@ REPLAY_TOPICS = [
     "/navsim/gt_trajectory:wamdiff2_ros/msg/Trajectory",
     "/navsim/gt_boxes:wamdiff2_ros/msg/DetectionArray",
 ]
-CLOSED_LOOP_TOPICS = ["/wamdiff2/cmd_vel:geometry_msgs/msg/Twist", "/sim/status:diagnostic_msgs/msg/DiagnosticArray"]
+CLOSED_LOOP_TOPICS = ["/wamdiff2/cmd_vel:geometry_msgs/msg/Twist", "/sim/status:diagnostic_msgs/msg/DiagnosticArray",
+                      "/sim/route_metrics:std_msgs/msg/String"]
+CLOSED_LOOP_IMAGE = (256, 128)  # what the benchmark feeds the model
 
 
 def demo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +58,12 @@ def demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--block-size", type=int, default=0, help="0 = the checkpoint's block size")
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--route", type=int, default=0, help="closed-loop: benchmark route index (default 0)")
+    parser.add_argument("--route-seed", type=int, default=0, help="closed-loop: seed of the route set (default 0)")
+    parser.add_argument("--route-timeout", type=float, default=0.0,
+                        help="closed-loop: route timeout in simulated s (default 0 = the route's own)")
+    parser.add_argument("--real-time-factor", type=float, default=0.0,
+                        help="closed-loop: simulated s per wall s between plans (default 0 = as fast as lock-step allows)")
 
 
 def model_settings(model: str) -> tuple[str, str, int]:
@@ -125,21 +138,29 @@ def demo(args: argparse.Namespace) -> int:
     block_size = args.block_size or trained_block
     cameras = [c.strip() for c in args.cameras.split(",") if c.strip()]
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
-    env = isolated_env()
+    closed_loop = args.mode == "closed-loop"
+    env = isolated_env(int(os.environ["ROS_DOMAIN_ID"]) if closed_loop and os.environ.get("ROS_DOMAIN_ID") else None)
     group = NodeGroup(env, out / "logs")
     print(f"[demo] mode {args.mode}, model {model_label}, B={block_size}, cameras {cameras}, tasks {tasks}")
     print(f"[demo] ROS_DOMAIN_ID={env['ROS_DOMAIN_ID']}, logs in {out / 'logs'}")
 
-    camera_topics = [f"/cameras/{c}/image/compressed:sensor_msgs/msg/CompressedImage" for c in cameras]
+    if closed_loop:  # raw images, as the benchmark feeds the model (no JPEG)
+        camera_topics = [f"/cameras/{c}/image:sensor_msgs/msg/Image" for c in cameras]
+    else:
+        camera_topics = [f"/cameras/{c}/image/compressed:sensor_msgs/msg/CompressedImage" for c in cameras]
     topics = INPUT_TOPICS + OUTPUT_TOPICS + camera_topics
     topics += REPLAY_TOPICS if args.mode == "replay" else CLOSED_LOOP_TOPICS
     recorder = group.start("bag_recorder_node", {"output": str((out / "bag").resolve()), "storage": args.storage,
                                                  "topics": topics})
-    driver = group.start("drive_node", {
+    driver_params = {
         "model_path": model_path, "cameras": cameras,
         "camera_topics": [f"/cameras/{c}/image/compressed" for c in cameras], "image_transport": "compressed",
         "tasks": tasks, "block_size": block_size, "max_rate_hz": 5.0,
-    }, params_file="drive.yaml")
+    }
+    if closed_loop:  # lock-step on sim_node's clock: the world waits for every plan
+        driver_params.update({"camera_topics": [f"/cameras/{c}/image" for c in cameras], "image_transport": "raw",
+                              "use_sim_time": True, "max_rate_hz": 20.0})
+    driver = group.start("drive_node", driver_params, params_file="drive.yaml")
     monitor = Progress(int(env["ROS_DOMAIN_ID"]))
     started = time.monotonic()
     try:
@@ -156,9 +177,13 @@ def demo(args: argparse.Namespace) -> int:
                 "wait_for_subscribers_s": 180.0,
             })
         else:
-            feeder = group.start("sim_node", {"seed": args.seed, "cameras": cameras, "image_transport": "compressed"},
-                                 params_file="sim.yaml")
-            group.start("waypoint_follower_node", params_file="follower.yaml")
+            feeder = group.start("sim_node", {
+                "seed": args.seed, "cameras": cameras, "image_transport": "raw", "route_index": args.route,
+                "route_seed": args.route_seed, "route_timeout_s": args.route_timeout, "lockstep": True,
+                "publish_clock": True, "real_time_factor": args.real_time_factor,
+                "image_width": CLOSED_LOOP_IMAGE[0], "image_height": CLOSED_LOOP_IMAGE[1], "camera_rate_hz": 2.0,
+            }, params_file="sim.yaml")  # fmt: skip
+            group.start("waypoint_follower_node", {"use_sim_time": True}, params_file="follower.yaml")
         deadline = started + args.seconds
         last_print = 0.0
         while time.monotonic() < deadline:
@@ -183,10 +208,17 @@ def demo(args: argparse.Namespace) -> int:
         return 1
     from wamdiff2_ros.ros.demo_summary import summarize_bag
 
-    summary = summarize_bag(out / "bag", mode=args.mode, seed=args.seed, plot=out / "bev.png")
+    summary = summarize_bag(out / "bag", mode=args.mode, seed=args.seed, plot=None if closed_loop else out / "bev.png")
+    if closed_loop:  # the route monitor's metrics, as `wamdiff2 eval closed-loop` reports them, and the route's BEV
+        from wamdiff2_ros.ros.closed_loop_summary import headline, route_summary
+
+        summary["closed_loop"] = route_summary(out / "bag", plot=out / "bev.png", policy=model_label)
+        print(f"[demo] closed loop {headline(summary['closed_loop'])}")
     summary.update({"model": model_label, "block_size": block_size, "cameras": cameras, "tasks": tasks,
                     "wall_seconds": round(time.monotonic() - started, 1), "exit_codes": codes})
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(json.dumps({k: v for k, v in summary.items() if k not in ("rationale_samples", "topics")}, indent=2))
     print(f"[demo] wrote {out / 'summary.json'}, {out / 'bev.png'} and the bag {out / 'bag'}")
+    if closed_loop and "error" in summary["closed_loop"]:
+        return 1
     return 0 if summary["trajectories"] > 0 else 1

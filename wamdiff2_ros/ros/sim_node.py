@@ -248,6 +248,10 @@ class SimNode:
         """Route mode: publish t = 0 (state, frame) until the first plan (or command) arrives."""
         topic = self.p["trajectory_topic"]
         deadline = time.monotonic() + self.p["start_timeout_s"]
+        if self.p["lockstep"] and topic:  # the follower must hear t = 0 (odometry, plan) to command the first step
+            while not self.stopping and time.monotonic() < deadline and not self.node.count_publishers(self.p["cmd_topic"]):
+                time.sleep(0.1)
+            time.sleep(0.5)  # its subscriptions are discovered just after its publisher
         while not self.stopping and time.monotonic() < deadline:
             self.publish_state()
             time.sleep(0.1)  # odometry before the frame: the planner takes ego state of the frame's stamp
