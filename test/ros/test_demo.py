@@ -20,6 +20,13 @@ def test_replay_demo_writes_bag_summary_and_plot(repo, ros_env, tmp_path):
     assert summary["sources"] and all(s.startswith(("model", "fallback:")) for s in summary["sources"])
     assert summary["rationales"] >= 1 and "understanding" in summary["decode"]
     assert summary["latency_ms"]["n"] >= 1 and summary["latency_ms"]["p50"] > 0
+    # latency per task: the plan's is latency_ms; the rationale's comes from its own outputs
+    tasks = summary["per_task"]
+    assert set(tasks) == {"planning", "understanding"}, tasks
+    assert tasks["planning"]["latency_ms"] == summary["latency_ms"]
+    assert tasks["planning"]["outputs"] == summary["trajectories"]
+    assert tasks["understanding"]["outputs"] == summary["rationales"]
+    assert tasks["understanding"]["latency_ms"]["n"] >= 1 and tasks["understanding"]["latency_ms"]["p50"] > 0
     assert summary["topics"]["/wamdiff2/trajectory"] == summary["trajectories"]
     assert summary["topics"]["/navsim/gt_trajectory"] >= 1 and summary["bag_problems"] == []
     assert all(code == 0 for code in summary["exit_codes"].values()), summary["exit_codes"]

@@ -1,8 +1,10 @@
 """Summarise a demo bag: plans, validity, detections, rationales, latency, decode speed, L2, closed loop.
 
-Reads the bag with `rosbags` (no rclpy): latency is the receive time of a plan minus
-the receive time of the camera image with the same stamp (both taken by the recorder's
-clock); L2 is scored against the replayed ground truth of the same stamp.
+Reads the bag with `rosbags` (no rclpy): a task's latency is the receive time of its
+output (plan, boxes, rationale) minus the receive time of the camera image with the
+same stamp (both taken by the recorder's clock), reported per task with the task's
+output rate; ``latency_ms`` is the plan's. L2 is scored against the replayed ground
+truth of the same stamp.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 import numpy as np
 
 CAMERA_TYPES = ("sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage")
+TASK_TOPICS = {"/wamdiff2/trajectory": "planning", "/wamdiff2/detections": "perception",
+               "/wamdiff2/rationale": "understanding"}
 
 
 def _ns(stamp) -> int:
@@ -24,6 +28,15 @@ def _percentiles(values: list[float]) -> dict[str, float | None]:
         return {"p50": None, "p95": None, "p99": None, "n": 0}
     arr = np.asarray(values, dtype=float)
     return {f"p{q}": round(float(np.percentile(arr, q)), 1) for q in (50, 95, 99)} | {"n": len(values)}
+
+
+def _task_summary(rows: list[tuple[int, int]], image_recv: dict[int, int]) -> dict:
+    """Outputs, latency percentiles (image received -> output received) and output rate of one task."""
+    latencies = [(recv - image_recv[stamp]) / 1e6 for stamp, recv in rows if stamp in image_recv]
+    times = sorted(recv for _, recv in rows)
+    span_s = (times[-1] - times[0]) / 1e9 if len(times) > 1 else 0.0
+    return {"outputs": len(rows), "latency_ms": _percentiles(latencies),
+            "rate_hz": round((len(times) - 1) / span_s, 3) if span_s > 0 else None}
 
 
 def summarize_bag(bag: Path, mode: str = "replay", seed: int = 0, plot: Path | None = None) -> dict:
@@ -38,11 +51,14 @@ def summarize_bag(bag: Path, mode: str = "replay", seed: int = 0, plot: Path | N
     detections_per_frame: list[int] = []
     labels: Counter = Counter()
     rationales: list[str] = []
+    task_recv: dict[str, list[tuple[int, int]]] = {t: [] for t in TASK_TOPICS.values()}  # (stamp, receive time)
     stats: dict[str, list] = defaultdict(list)
     odometry: list[tuple[float, float]] = []
     sim_status: dict[str, str] = {}
     for topic, msgtype, recv, msg in read_messages(bag, report=report):
         topic_counts[topic] += 1
+        if topic in TASK_TOPICS:
+            task_recv[TASK_TOPICS[topic]].append((_ns(msg.header.stamp), recv))
         if msgtype in CAMERA_TYPES:
             image_recv.setdefault(_ns(msg.header.stamp), recv)
         elif topic == "/wamdiff2/trajectory":
@@ -75,6 +91,7 @@ def summarize_bag(bag: Path, mode: str = "replay", seed: int = 0, plot: Path | N
         "rationales": len(rationales),
         "rationale_samples": [r for r in rationales if r][:3],
         "latency_ms": _percentiles(latencies),
+        "per_task": {task: _task_summary(rows, image_recv) for task, rows in task_recv.items() if rows},
         "decode": {
             task: {
                 "tokens_per_second_mean": round(float(np.mean([v[0] for v in rows])), 1),
