@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-
+@pytest.mark.ros
+@pytest.mark.slow
 def test_closed_loop_demo_reports_the_benchmark_metrics(repo, ros_env, tmp_path):
     from wamdiff2_ros.evaluation.closed_loop.policies import Standstill
     from wamdiff2_ros.evaluation.closed_loop.routes import route_spec
@@ -50,3 +50,40 @@ def test_closed_loop_demo_reports_the_benchmark_metrics(repo, ros_env, tmp_path)
     assert summary["topics"]["/sim/route_metrics"] >= 2 and summary["trajectories"] >= 16
     assert all(code == 0 for code in summary["exit_codes"].values()), summary["exit_codes"]
     assert (out / "bev.png").stat().st_size > 10_000
+
+
+def _write_metrics_bag(path, payloads):
+    from wamdiff2_ros.data.bags import BagWriter
+
+    with BagWriter(path) as bag:
+        msg_type = bag.typestore.types["std_msgs/msg/String"]
+        bag.add_topic("/sim/route_metrics", "std_msgs/msg/String")
+        for i, data in enumerate(payloads):
+            bag.write("/sim/route_metrics", 1_000 + i, msg_type(data=data))
+
+
+def test_route_summary_prefers_the_final_metrics_and_flags_what_is_missing(tmp_path):
+    """ros/closed_loop_summary without ROS: the final message wins over later snapshots, garbage is reported,
+    a bag without route metrics gives an error entry (the demo then exits 1), an unfinished route says so."""
+    pytest.importorskip("rosbags")
+    from wamdiff2_ros.evaluation.closed_loop.policies import Standstill
+    from wamdiff2_ros.evaluation.closed_loop.routes import route_spec
+    from wamdiff2_ros.evaluation.closed_loop.runner import RunSettings, run_route
+    from wamdiff2_ros.ros.closed_loop_summary import headline, route_summary
+
+    metrics = run_route(dataclasses.replace(route_spec(5, 0), timeout_s=2.0), Standstill(), "standstill",
+                        RunSettings(pdm_every=0)).metrics  # fmt: skip
+    base = {"route": "r05_straight_red", "route_index": 5, "route_seed": 0, "sim_time_s": 2.0, "events": []}
+    running = json.dumps({**base, **metrics, "final": False, "end_reason": None, "route_completion": 0.01})
+    final = json.dumps({**base, **metrics, "final": True})
+    _write_metrics_bag(tmp_path / "a", [running, "not json", final, running])
+    summary = route_summary(tmp_path / "a")
+    assert summary["final"] and summary["end_reason"] == "timeout"
+    assert summary["route_completion"] == metrics["route_completion"] and summary["stuck_s"] == metrics["stuck_s"]
+    assert any("unparsable" in p for p in summary["problems"])
+    assert "r05_straight_red: completion" in headline(summary)
+    _write_metrics_bag(tmp_path / "b", [running])
+    assert route_summary(tmp_path / "b")["end_reason"].startswith("unfinished")
+    _write_metrics_bag(tmp_path / "c", [])
+    empty = route_summary(tmp_path / "c")
+    assert "error" in empty and "/sim/route_metrics" in headline(empty)
