@@ -10,6 +10,7 @@ own speed (1 m/s apart), so a plan's waypoints tell which frame set it was compu
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -162,6 +163,9 @@ def test_plans_keep_their_rate_while_a_slow_perception_decode_runs(repo, ros_env
     assert int(diag["decodes/planning"]) >= len(plans) and int(diag["decodes/perception"]) >= 1
     assert diag["decodes/understanding"] == "0" and diag["inference_errors"] == "0", diag
     assert float(diag["latency_ms_p95/planning"]) < float(diag["latency_ms_p50/perception"]), diag
+    # the scene thread runs at scene_thread_nice (default 10), planning and the executor at 0
+    nice = [int(stat.read_text().rsplit(")", 1)[1].split()[16]) for stat in Path(f"/proc/{proc.pid}/task").glob("*/stat")]
+    assert nice.count(10) == 1 and 0 in nice, nice
 
 
 def test_eight_cameras_all_tasks_at_their_rates_and_runtime_rate_zero(repo, ros_env, processes, ros_peer):

@@ -25,6 +25,7 @@ shared between the executor and the worker thread only under ``stats_lock``.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import threading
 import time
@@ -72,6 +73,8 @@ PARAMS = [
          "never delaying a plan; 0 = off", in_range(0.0, 100.0), read_only=False),
     spec("understanding_rate_hz", 0.5, "at most this many rationales per second, on the newest frame set, never "
          "delaying a plan; 0 = off", in_range(0.0, 100.0), read_only=False),
+    spec("scene_thread_nice", 10, "OS niceness of the perception/understanding thread (Linux): when the CPU is "
+         "short the planning thread gets it first; 0 = same priority as planning", in_range(0, 19)),
     spec("max_rate_hz", 0.0, "former name of planning_rate_hz: when > 0 it is the planning rate", in_range(0.0, 100.0),
          read_only=False),
     spec("sync_slop_s", 0.05, "camera stamps within this many seconds form one set", in_range(0.0, 10.0)),
@@ -383,6 +386,11 @@ class DriveNode:
         """Decode this lane's tasks, each at its rate, on the newest frame set; keep serving on errors."""
         tasks = [t for t in LANES[lane] if t in self.agent.tasks]
         gates = {t: RateGate() for t in tasks}
+        if lane != "planning" and self.p["scene_thread_nice"]:
+            try:  # Linux: a thread's own niceness; when CPU is short the plan gets it first
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), int(self.p["scene_thread_nice"]))
+            except (AttributeError, OSError) as exc:
+                self.log.warning(f"scene_thread_nice not applied: {exc}")
         done_seq = dict.fromkeys(tasks, 0)  # the newest frame set each task has decoded
         while True:
             with self.lock:
