@@ -34,7 +34,7 @@ computed on that clock tick. Run drive_node and waypoint_follower_node with
 at ``real_time_factor`` (0 = as fast as the waits allow). Measured on route r05 (10 s,
 shipped student, test/ros/test_closed_loop_ros.py): lock-step gives the in-process
 numbers exactly (completion 0.6374, one red light); without lock-step at real time the
-plans lag by the decode time (~0.3 s here) and completion was 0.681 with the same
+plans lag by the decode time (~0.25 s a plan here) and completion was 0.681 with the same
 infractions, so compare real-time runs only within about 0.1 completion.
 """
 
