@@ -6,8 +6,9 @@ thread decodes the plan on the newest set at ``planning_rate_hz`` and publishes 
 Trajectory and Path the moment it is parsed; a scene thread runs perception and
 understanding at their own rates (``perception_rate_hz``, ``understanding_rate_hz``;
 0 = off) on the newest set. The two threads use the agent's two decode lanes, so a
-scene decode never delays a plan; a frame set is prepared once (one vision pass, one
-shared prefix) by whichever thread takes it first. The model is loaded before any
+scene decode never waits for nor blocks a plan, and the scene thread runs at a lower OS
+priority (``scene_thread_nice``) so a short CPU goes to planning first; a frame set is
+prepared once (one vision pass, one shared prefix) by whichever thread takes it first. The model is loaded before any
 subscription exists, so the node is ready when it starts listening. Every output
 (and its DecodeStats) is stamped with the stamp of the frame set it came from,
 frame ``base_frame``; /diagnostics counts decodes, latency and rate per task. Nothing a peer sends can crash it:
