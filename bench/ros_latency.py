@@ -203,9 +203,9 @@ def run_cell(bench: Bench, env, args, tasks: str, n_cams: int, model: str, secon
     return cell
 
 
-def soak_check(cell: dict, window_s: float = 30.0) -> dict:
-    """Plan latency over the first vs the last ``window_s`` (after warm-up) and resident memory growth."""
-    series = cell["per_task"].get("planning", {}).get("latency_series", [])
+def soak_check(cell: dict, warmup_s: float, window_s: float = 30.0) -> dict:
+    """Plan latency over the first (after ``warmup_s``) vs the last ``window_s`` and resident memory growth."""
+    series = [(t, ms) for t, ms in cell["per_task"].get("planning", {}).get("latency_series", []) if t >= warmup_s]
     if not series:
         return {"ok": False, "reason": "no plans"}
     end = series[-1][0]
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds at the start of a cell left out")
     parser.add_argument("--cells", default="", help="comma-separated TASKS:CAMERAS:MODEL (default: all eight), "
                         "e.g. all:1:b32,planning:8:ar")
-    parser.add_argument("--input-rate", type=float, default=10.0, help="camera frame sets per second")
+    parser.add_argument("--input-rate", "--rate", type=float, default=10.0, help="camera frame sets per second")
     parser.add_argument("--planning-rate", type=float, default=10.0)
     parser.add_argument("--perception-rate", type=float, default=1.0)
     parser.add_argument("--understanding-rate", type=float, default=0.5)
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         "cells": results,
     }
     if args.soak and results and "error" not in results[0]:
-        result["soak"] = soak_check(results[0])
+        result["soak"] = soak_check(results[0], args.warmup)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=2))
     print()
