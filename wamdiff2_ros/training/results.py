@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from wamdiff2_ros.evaluation.closed_loop import report as closed_loop_report
+
 
 @dataclass(frozen=True)
 class Row:
@@ -427,6 +429,15 @@ def _final_section(results: dict[str, Any]) -> list[str]:
     return text
 
 
+def _closed_loop_section(folder: Path) -> list[str]:
+    """The closed-loop table of ``folder/closed_loop.json`` (``wamdiff2 eval closed-loop``), when it exists."""
+    source = folder / "closed_loop.json"
+    if not source.is_file():
+        return []
+    data = json.loads(source.read_text())
+    return [*closed_loop_report.summary_lines(data, level=2, plots=f"[{folder.name}/report.md]({folder.name}/report.md)"), ""]
+
+
 def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, images: Path,
                    archive: Path | None = None) -> Path:
     """docs/RESULTS.md: the setup, the per-stage training table, the results table, targets and plots."""
@@ -489,6 +500,7 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
     if targets:
         text += [f"## Targets of the issue on the table above ({limit} samples per task)", "", *targets, ""]
     text += _final_section(results)
+    text += _closed_loop_section(path.parent / "closed_loop")
     text += [
         "## Reading the table",
         "",

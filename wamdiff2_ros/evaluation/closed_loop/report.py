@@ -100,11 +100,15 @@ def payload(summary: Mapping[str, Any], results: Sequence[RouteResult], routes: 
     }
 
 
-def markdown(data: Mapping[str, Any]) -> str:
-    """The report page: settings, the per-policy table, targets, the per-route table, plot links."""
+def summary_lines(data: Mapping[str, Any], level: int = 1, plots: str | None = None) -> list[str]:
+    """Settings, the per-policy table and the targets, under a heading of ``level`` (also docs/RESULTS.md's section).
+
+    ``plots``: where the BEV plots are, named in the text when given.
+    """
     summary = data["summary"]
+    head = "#" * level
     lines = [
-        "# Closed-loop benchmark",
+        f"{head} Closed-loop benchmark",
         "",
         f"Command: `{data['command']}`  ",
         f"Date: {data['date']}; machine: {data['machine']['platform']}, {data['machine'].get('cpus')} CPUs; "
@@ -120,10 +124,18 @@ def markdown(data: Mapping[str, Any]) -> str:
     ]
     for name, row in summary.items():
         lines.append(f"| {name} | {row['routes']} | " + " | ".join(_fmt(row.get(k)) for k, _ in COLUMNS) + " |")
-    lines += ["", "## Targets", ""]
+    lines += ["", f"{head}# Targets", ""]
     for t in data["targets"]:
         state = "met" if t["met"] else ("not met" if t["met"] is False else "not measured")
         lines.append(f"- {t['target']}: **{state}** ({t['measured']})")
+    if plots:
+        lines += ["", f"Per-route results and a BEV plot per route (each policy's path, infractions marked): {plots}."]
+    return lines
+
+
+def markdown(data: Mapping[str, Any]) -> str:
+    """The report page: settings, the per-policy table, targets, the per-route table, plot links."""
+    lines = summary_lines(data, level=1)
     lines += ["", "## Per route", "", "| route | tags | policy | end | DS | RC | infractions | stuck [s] | time [s] |",
               "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     tags = {r["name"]: ", ".join(r["tags"]) for r in data["routes"]}
