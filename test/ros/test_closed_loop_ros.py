@@ -11,8 +11,8 @@ simulated time, like in-process).
 Tolerance: route completion and driving score within 0.1, identical infraction counts
 (collisions by kind, red lights) and off-road events. Both runs see the same world, the
 same images (raw transport, no JPEG), the same ego state (sim_node publishes the
-acceleration before the odometry it goes with, and the clock only after the odometry)
-and the same decoder settings, so the plans match token for token; measured here the
+acceleration before the odometry it goes with, sends a frame's state again before the
+frame, and the clock only after the odometry) and the same decoder settings, so the plans match token for token; measured here the
 two runs agree exactly (completion 0.6374, driving score 0.4462, one red light,
 76.53 m). The slack covers a DDS delivery that loses the race under load: one step on
 stale odometry can flip a plan token, and an earlier cause of that (stale acceleration)

@@ -80,6 +80,8 @@ PARAMS = [
     spec("start_timeout_s", 300.0, "wall seconds to wait for the first plan (model loading)", in_range(0.1, 3600.0)),
     spec("plan_settle_s", 0.05, "lock-step: wall seconds between a plan's arrival and the next clock tick",
          in_range(0.0, 5.0)),
+    spec("frame_settle_s", 0.05, "lock-step: wall seconds before a frame's state is sent again and before the "
+         "frame (drive_node pairs the newest acceleration, odometry and image)", in_range(0.0, 5.0)),
     spec("state_settle_s", 0.003, "lock-step: wall seconds between a step's odometry and its clock tick",
          in_range(0.0, 1.0)),
     spec("command_wait_s", 0.5, "lock-step: wall seconds to wait for the follower's command per step", in_range(0.0, 10.0)),
@@ -285,6 +287,10 @@ class SimNode:
                 self.publish_state()
                 if tick % frame_every == 0:
                     stamp = self.stamp()
+                    if lockstep:  # a busy planner takes queued messages in its own order: state twice, then the frame
+                        time.sleep(self.p["frame_settle_s"])
+                        self.publish_state()
+                        time.sleep(self.p["frame_settle_s"])
                     self.publish_frame()
                     self.publish_status()
                     self.publish_metrics()
