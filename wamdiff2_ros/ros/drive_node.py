@@ -244,13 +244,6 @@ class DriveNode:
         self.scene_tokens: dict[int, str] = {}
 
         compressed = self.p["image_transport"] == "compressed"
-        for camera, topic in zip(self.p["cameras"], self.p["camera_topics"], strict=True):
-            node.create_subscription(
-                CompressedImage if compressed else Image,
-                topic,
-                lambda msg, c=camera: self.on_image(c, msg, compressed),
-                qos_profile_sensor_data,
-            )
         node.create_subscription(Odometry, self.p["ego_topic"], self.on_odometry, 10)
         if self.p["accel_topic"]:
             node.create_subscription(AccelStamped, self.p["accel_topic"], self.on_accel, 10)
@@ -259,6 +252,16 @@ class DriveNode:
         node.create_subscription(DrivingCommand, self.p["command_topic"], self.on_command, latched)
         if self.p["scene_info_topic"]:
             node.create_subscription(SceneInfo, self.p["scene_info_topic"], self.on_scene_info, 50)
+        # cameras last: rclpy's executor takes ready subscriptions in creation order, so when callbacks queue up
+        # the ego state, command and scene info sent before a frame's images are taken before the image that
+        # completes the frame set (otherwise the set is planned on the previous ego state, or none at all)
+        for camera, topic in zip(self.p["cameras"], self.p["camera_topics"], strict=True):
+            node.create_subscription(
+                CompressedImage if compressed else Image,
+                topic,
+                lambda msg, c=camera: self.on_image(c, msg, compressed),
+                qos_profile_sensor_data,
+            )
         # planning and the scene tasks in two threads, each on its own decode lane of the agent:
         # a perception or rationale decode never delays a plan
         self.workers = [threading.Thread(target=self.run_worker, args=(lane,), name=f"wamdiff2_{lane}", daemon=True)
