@@ -72,6 +72,9 @@ class BagRecorder:
             qos = qos_profile_sensor_data if type_name in SENSOR_TYPES else reliable
             node.create_subscription(cls, topic, lambda data, t=topic: self.on_message(t, data), qos, raw=True)
         node.get_logger().info(f"recording {len(topics)} topics to {self.p['output']} ({self.p['storage']})")
+        # close the bag as soon as the context shuts down (SIGINT), before node and DDS teardown, so a teardown
+        # that stalls until the launcher's SIGKILL still leaves a complete bag
+        node.context.on_shutdown(self.shutdown)
 
     def on_message(self, topic: str, data: bytes) -> None:
         now = self.node.get_clock().now().nanoseconds
@@ -83,10 +86,11 @@ class BagRecorder:
 
     def shutdown(self) -> None:
         with self.lock:
-            if not self.closed:
-                self.closed = True
-                self.bag.__exit__(None, None, None)
-        self.node.get_logger().info(f"bag closed: {sum(self.counts.values())} messages")
+            if self.closed:
+                return
+            self.closed = True
+            self.bag.__exit__(None, None, None)
+        print(f"bag closed: {sum(self.counts.values())} messages", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
