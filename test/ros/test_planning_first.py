@@ -168,7 +168,8 @@ def test_plans_keep_their_rate_while_a_slow_perception_decode_runs(repo, ros_env
     assert float(diag["latency_ms_p95/planning"]) < float(diag["latency_ms_p50/perception"]), diag
     # the scene thread runs at scene_thread_nice (default 10), planning and the executor at 0
     nice = [int(stat.read_text().rsplit(")", 1)[1].split()[16]) for stat in Path(f"/proc/{proc.pid}/task").glob("*/stat")]
-    assert nice.count(10) == 1 and 0 in nice, nice
+    # (threads the scene thread starts, e.g. a pool, inherit its niceness: count at least one)
+    assert 10 in nice and 0 in nice, nice
 
 
 def test_eight_cameras_all_tasks_at_their_rates_and_runtime_rate_zero(repo, ros_env, processes, ros_peer):
