@@ -46,7 +46,8 @@ def _pyplot() -> Any:
     return plt
 
 
-def _fmt(value: Any) -> str:
+def format_cell(value: Any) -> str:
+    """A table cell: 3 decimals for floats, '–' for missing or NaN."""
     if value is None:
         return "–"
     if isinstance(value, float):
@@ -161,7 +162,7 @@ def write_report(
     lines.append("| run | " + " | ".join(label for _, label in columns) + " |")
     lines.append("|---|" + "---|" * len(columns))
     for name, summary in runs.items():
-        lines.append(f"| {name} | " + " | ".join(_fmt(summary.get(k)) for k, _ in columns) + " |")
+        lines.append(f"| {name} | " + " | ".join(format_cell(summary.get(k)) for k, _ in columns) + " |")
     lines += [
         "",
         "L2 *at t* is the error of the waypoint at t (UniAD convention); *up to t* averages all",

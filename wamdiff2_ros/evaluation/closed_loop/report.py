@@ -21,6 +21,7 @@ import numpy as np
 from wamdiff2_ros.evaluation.closed_loop.routes import RouteSpec, build_route
 from wamdiff2_ros.evaluation.closed_loop.runner import RouteResult
 from wamdiff2_ros.evaluation.closed_loop.scoring import PENALTIES
+from wamdiff2_ros.evaluation.report import format_cell
 
 COLUMNS = (
     ("driving_score", "DS"),
@@ -46,14 +47,6 @@ MARKERS = {
     "stuck": ("o", "gold"),
     "route_deviation": ("D", "black"),
 }
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return "–" if math.isnan(value) else f"{value:.3f}"
-    return str(value)
 
 
 def targets(summary: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, bool | None, str]]:
@@ -123,7 +116,7 @@ def summary_lines(data: Mapping[str, Any], level: int = 1, plots: str | None = N
         "|---|---|" + "---|" * len(COLUMNS),
     ]
     for name, row in summary.items():
-        lines.append(f"| {name} | {row['routes']} | " + " | ".join(_fmt(row.get(k)) for k, _ in COLUMNS) + " |")
+        lines.append(f"| {name} | {row['routes']} | " + " | ".join(format_cell(row.get(k)) for k, _ in COLUMNS) + " |")
     lines += ["", f"{head}# Targets", ""]
     for t in data["targets"]:
         state = "met" if t["met"] else ("not met" if t["met"] is False else "not measured")
