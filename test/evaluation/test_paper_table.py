@@ -1,0 +1,322 @@
+"""The paper table: bootstrap, matched subset, trivial baselines, targets, deterministic report, the test-split guard."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from wamdiff2_ros.evaluation import paper_table as pt
+
+GT = [[0.5 * (i + 1) * 4.0, 0.0] for i in range(8)]  # 4 m/s straight ahead
+
+
+def plan(sample: str, parsed: bool, offset: float, fallback_offset: float = 1.0) -> dict:
+    """A planning record whose prediction is the ground truth shifted sideways by ``offset`` m."""
+    pred = [[x, y + offset] for x, y in GT]
+    fallback = [[x, y + fallback_offset] for x, y in GT]
+    driven = offset if parsed else fallback_offset
+    return {
+        "id": sample,
+        "task": "planning",
+        "parsed": parsed,
+        "generated_tokens": 40,
+        "forwards": 40 if parsed else 20,
+        "decode_ms": 100.0,
+        "confidence": 0.9,
+        "pred": pred if parsed else None,
+        "gt": GT,
+        "fallback": fallback,
+        "l2_h": [driven] * 4,
+        "l2_h_pred": [offset] * 4 if parsed else None,
+    }
+
+
+def qa(sample: str, qtype: str, answer: str, prediction: str) -> dict:
+    return {
+        "id": sample,
+        "task": "understanding",
+        "parsed": True,
+        "generated_tokens": 4,
+        "forwards": 4,
+        "decode_ms": 10.0,
+        "confidence": 0.9,
+        "question_type": qtype,
+        "prediction": prediction,
+        "answer": answer,
+        "correct": prediction == answer,
+    }
+
+
+def box(label: str, x: float, y: float, bbox=(400.0, 400.0, 600.0, 600.0), score=None) -> dict:
+    out = {"label": label, "bbox": list(bbox), "center": [x, y]}
+    if score is not None:
+        out["score"] = score
+    return out
+
+
+def perception(sample: str, gt: list[dict], pred: list[dict]) -> dict:
+    return {
+        "id": sample,
+        "task": "perception",
+        "parsed": True,
+        "generated_tokens": 30,
+        "forwards": 10,
+        "decode_ms": 50.0,
+        "confidence": 0.8,
+        "pred_boxes": pred,
+        "gt_boxes": gt,
+    }
+
+
+def test_paired_bootstrap_mean_interval_and_shrinking():
+    rng = np.random.default_rng(1)
+    noise = rng.normal(0.0, 1.0, 2000)
+    diff = 0.3 + noise - noise.mean()  # mean exactly 0.3
+    big = pt.paired_bootstrap(diff, n=2000, seed=0)
+    small = pt.paired_bootstrap(diff[:50] - diff[:50].mean() + 0.3, n=2000, seed=0)
+    assert big["n"] == 2000 and big["mean"] == pytest.approx(0.3)
+    assert big["low"] < 0.3 < big["high"] and small["low"] < 0.3 < small["high"]
+    assert big["high"] - big["low"] < (small["high"] - small["low"]) / 3  # ~ 1/sqrt(n)
+    ref = np.full(2000, 3.0)
+    rel = pt.paired_bootstrap(diff, n=500, seed=0, reference=ref)
+    assert rel["relative_pct"] == pytest.approx(10.0) and rel["relative_low"] < 10.0 < rel["relative_high"]
+    assert pt.paired_bootstrap([], n=10)["mean"] is None
+
+
+def test_matched_subset_is_exactly_where_both_parsed():
+    a = [plan("s0", True, 1.0), plan("s1", False, 9.0), plan("s2", True, 2.0), plan("s3", True, 3.0)]
+    b = [
+        plan("s0", True, 0.5),
+        plan("s1", True, 0.5),
+        plan("s2", False, 9.0),
+        plan("s3", True, 1.0),
+        plan("s4", True, 0.1),
+    ]
+    m = pt.matched(a, b)
+    assert m["ids"] == ["s0", "s3"] and m["n"] == 2
+    assert m["l2_a"] == [1.0, 3.0] and m["l2_b"] == [0.5, 1.0]
+    c = pt.compare(a, b, n=200)
+    assert c["diff"]["mean"] == pytest.approx(1.25) and c["mean_ar"] == pytest.approx(2.0)
+
+
+def test_prior_box_scores_on_bev_centre_ap():
+    # most boxes are a vehicle ~15 m ahead in the ego lane; the prior predicts exactly that
+    records = [
+        perception(
+            f"p{i}",
+            [
+                box("vehicle", 15.0 + 0.2 * (i % 3), 0.1 * (i % 2)),
+                *([box("pedestrian", 8.0, 4.0 + i)] if i % 2 else []),
+            ],
+            [],
+        )
+        for i in range(12)
+    ]
+    prior = pt.prior_box([b for r in records for b in r["gt_boxes"]])
+    assert prior["label"] == "vehicle" and abs(prior["center"][0] - 15.2) < 0.3
+    agg = pt.aggregate(records, {"source": "constructed", "qa_answers": {}, "prior_box": prior})
+    assert agg["perception"]["prior_bev_map"] > 0 and agg["perception"]["prior_bev_ap"]["1"] > 0
+    assert agg["perception"]["prior_map_50"] > 0 and agg["perception"]["bev_map"] == 0.0  # no predictions
+
+
+def registry() -> dict:
+    lineage = ["ar", "b32"]
+    return {
+        "prior": {},
+        "rows": [
+            {
+                "key": "ar-equal",
+                "label": "AR",
+                "run": "ar-equal",
+                "block_size": 1,
+                "lineage": ["ar", "ar-equal"],
+                "baseline_for": ["matched", "targets"],
+            },
+            {
+                "key": "student",
+                "label": "B=32 student",
+                "run": "b32",
+                "block_size": 32,
+                "lineage": lineage,
+                "student": True,
+            },
+            {"key": "missing", "label": "never trained", "run": "nope", "block_size": 8, "lineage": ["ar", "nope"]},
+        ],
+    }
+
+
+def results_of(student_offset: float, student_ms: float) -> dict:
+    ar = [plan(f"s{i}", i != 3, 1.0) for i in range(6)]
+    ar += [qa("q0", "lead", "yes", "yes"), qa("q1", "lead", "yes", "no"), qa("q2", "lead", "no", "no")]
+    ar += [
+        perception("p0", [box("vehicle", 10, 0)], [box("vehicle", 10.2, 0, score=0.9)]),
+        perception("p1", [box("vehicle", 10, 0)], []),
+    ]
+    student = [dict(r) for r in ar]
+    for i in range(6):
+        student[i] = plan(f"s{i}", True, student_offset)
+        student[i]["decode_ms"] = student_ms
+    student[7] = qa("q1", "lead", "yes", "yes")
+    baselines = {
+        "source": "constructed train split",
+        "qa_answers": {"lead": {"yes": 5, "no": 2}},
+        "prior_box": {"label": "vehicle", "center": [30.0, 10.0], "bbox": [0.0, 0.0, 10.0, 10.0]},
+    }
+    mixed = {"ar-equal": 100.0, "student": 250.0}
+    compute = {
+        "ar": {"steps": 100, "samples": 800, "core_min": 10.0},
+        "ar-equal": {"steps": 300, "samples": 2400, "core_min": 30.0},
+        "b32": {"steps": 200, "samples": 1600, "core_min": 25.0},
+    }
+    split = {"_split": {"path": "tiny", "seed": 2, "limit": 0, "threshold": 0.9, "max_new_tokens": 64}}
+    for key, recs in (("ar-equal", ar), ("student", student)):
+        split[key] = {
+            "records": recs,
+            "mixed": {"tokens_per_second": mixed[key], "tokens_per_forward": 1.0, "scenes": 2},
+        }
+    return {"_compute": {"runs": compute, "prior": {}}, "_train_baselines": baselines, "test": split}
+
+
+def _target_lines(text: str) -> dict[str, str]:
+    lines = text.split("### Targets")[1].splitlines()
+    return {line.split(":")[0][2:]: line for line in lines if line.startswith("- ")}
+
+
+def test_markdown_marks_targets_and_is_deterministic():
+    # student: L2 0.5 vs AR 1.0 on the matched subset, 4x planning speed, 2.5x mixed, QA 3/3 vs majority 2/3
+    good = pt.markdown(results_of(0.5, 25.0), registry(), "test", bootstrap=500)
+    marks = _target_lines(good)
+    assert "**met**" in marks["matched-subset L2 <= 1.05x AR"] and "n=5" in marks["matched-subset L2 <= 1.05x AR"]
+    assert "**met**" in marks["parse rate >= AR - 0.02"]
+    assert "**met**" in marks["QA above the majority answer"]
+    assert "**met**" in marks["planning tokens/s >= 3x AR"] and "**met**" in marks["mixed three-task tokens/s >= 2x AR"]
+    assert "**met**" in marks["perception above the prior box"]  # one hit vs a prior 30 m away
+    assert "| never trained | 8 | – | not trained |" in good
+    assert "2400" not in good.split("| B=32 student")[1].split("\n")[0]  # the student's own lineage only
+    # student worse than 1.05x AR and only 2x faster: those targets are NOT met
+    bad = _target_lines(pt.markdown(results_of(1.2, 50.0), registry(), "test", bootstrap=500))
+    assert "**NOT met**" in bad["matched-subset L2 <= 1.05x AR"]
+    assert "**NOT met**" in bad["planning tokens/s >= 3x AR"]
+    assert "**met**" in bad["parse rate >= AR - 0.02"]
+    assert good == pt.markdown(json.loads(json.dumps(results_of(0.5, 25.0))), registry(), "test", bootstrap=500)
+
+
+def test_test_split_needs_final_and_is_scored_once(tmp_path, capsys):
+    store = tmp_path / "store.json"
+    reg = tmp_path / "rows.yaml"
+    reg.write_text(json.dumps(registry()))  # JSON is YAML
+    args = [
+        "score",
+        "--runs",
+        str(tmp_path / "runs"),
+        "--split",
+        str(tmp_path),
+        "--store",
+        str(store),
+        "--registry",
+        str(reg),
+        "--name",
+        "test",
+    ]
+    assert pt.main(args) == 2 and "--final" in capsys.readouterr().err
+    store.write_text(json.dumps(results_of(0.5, 25.0)))
+    assert pt.main([*args, "--final", "--rows", "student"]) == 2
+    assert "already has test results for student" in capsys.readouterr().err
+    assert json.loads(store.read_text()) == results_of(0.5, 25.0)  # untouched
+
+
+@pytest.fixture
+def tiny_runs(tmp_path):
+    """A tiny split and a random tiny model saved as two runs (B=1 and B=4) with compute records."""
+    from wamdiff2_ros.data.synth import synthesize
+    from wamdiff2_ros.model.loader import init_model
+
+    synthesize(tmp_path / "split", num_logs=1, num_frames=14, seed=5, size=(64, 32), progress=False)
+    vla = init_model("tiny", seed=0)
+    for run, block in (("ar-equal", 1), ("b32", 4)):
+        vla.with_block_size(block).save(tmp_path / "runs" / run)
+        (tmp_path / "runs" / run / "train_summary.json").write_text(json.dumps({"steps": 10, "wall_time_s": 60.0}))
+        (tmp_path / "runs" / run / "train_config.json").write_text(json.dumps({"batch_size": 2}))
+    rows = registry()
+    rows["rows"][1]["block_size"] = 4
+    (tmp_path / "rows.yaml").write_text(json.dumps(rows))
+    return tmp_path
+
+
+def test_score_end_to_end_records_and_report(tiny_runs, capsys):
+    threads = torch.get_num_threads()
+    store, reg = tiny_runs / "store.json", tiny_runs / "rows.yaml"
+    try:
+        code = pt.main(
+            [
+                "score",
+                "--runs",
+                str(tiny_runs / "runs"),
+                "--split",
+                str(tiny_runs / "split"),
+                "--name",
+                "val",
+                "--limit",
+                "2",
+                "--max-new-tokens",
+                "8",
+                "--mixed-scenes",
+                "1",
+                "--store",
+                str(store),
+                "--registry",
+                str(reg),
+                "--train",
+                str(tiny_runs / "split"),
+                "--cache",
+                str(tiny_runs / "cache"),
+                "--quiet",
+            ]
+        )
+    finally:
+        torch.set_num_threads(threads)
+    assert code == 0 and "missing: not trained" in capsys.readouterr().out
+    results = json.loads(store.read_text())
+    assert set(results["val"]) == {"_split", "ar-equal", "student"}
+    assert results["_compute"]["runs"]["ar-equal"] == {"steps": 10, "samples": 20, "core_min": 1.0}
+    assert results["_compute"]["runs"]["nope"] is None
+    records = results["val"]["student"]["records"]
+    assert {r["task"] for r in records} == {"planning", "perception", "understanding"} and len(records) == 6
+    for r in records:
+        assert {"id", "task", "parsed", "generated_tokens", "forwards", "decode_ms"} <= set(r)
+        assert 0 < r["generated_tokens"] <= 8 and r["forwards"] >= 1
+        if r["task"] == "planning":
+            assert len(r["gt"]) == 8 and len(r["fallback"]) == 8 and len(r["l2_h"]) == 4
+            assert (r["pred"] is None) == (not r["parsed"]) == (r["l2_h_pred"] is None)
+            assert r["fallback"][1][0] > 0  # the logs' ego velocity: the synthetic ego drives forward
+        elif r["task"] == "understanding":
+            assert r["answer"] and r["question_type"] and isinstance(r["correct"], bool)
+        else:
+            assert r["gt_boxes"] and all(len(b["center"]) == 2 and len(b["bbox"]) == 4 for b in r["gt_boxes"])
+    assert results["val"]["student"]["mixed"]["scenes"] == 1
+    assert "train split" in results["_train_baselines"]["source"]
+    report = [tiny_runs / "a.md", tiny_runs / "b.md"]
+    for out in report:
+        assert (
+            pt.main(
+                [
+                    "report",
+                    "--store",
+                    str(store),
+                    "--registry",
+                    str(reg),
+                    "--split-name",
+                    "val",
+                    "--bootstrap",
+                    "200",
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        )
+    assert report[0].read_bytes() == report[1].read_bytes()
+    assert "| B=32 student | 4 |" in report[0].read_text()

@@ -1,0 +1,799 @@
+"""The paper's results table (issue 18) from per-sample records: aggregates, matched comparison, targets, markdown.
+
+Rows are data (``docs/runs/paper.yaml``): each names a run under ``runs/paper``, the block
+size it is decoded at and its lineage (every run its training went through, whose compute
+is summed). ``score`` decodes each row's checkpoint on a split with
+:mod:`wamdiff2_ros.evaluation.heldout` and stores the per-sample records (with the runs'
+compute and the train split's trivial baselines) in a JSON store, writing after each row.
+Everything else is a pure function of that store, so ``report`` rebuilds the markdown
+without a model or data, byte-identical for the same store::
+
+    python -m wamdiff2_ros.evaluation.paper_table score --runs runs/paper --split runs/data/synth-val \\
+        --name val --store docs/results_paper.json
+    python -m wamdiff2_ros.evaluation.paper_table score --runs runs/paper --split runs/data/synth-test \\
+        --name test --final --store docs/results_paper.json      # once, at the end
+    python -m wamdiff2_ros.evaluation.paper_table report --store docs/results_paper.json \\
+        --split-name test --out docs/RESULTS_paper.md
+
+The test split is scored only with ``--final`` and only once per row (``--rescore`` overrides).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from wamdiff2_ros.evaluation.detection import BEV_THRESHOLDS_M, BevBox, ImageBox, bev_center_distance_map, coco_map
+from wamdiff2_ros.evaluation.planning import HORIZONS_S
+
+REGISTRY = Path("docs/runs/paper.yaml")
+FINAL_SPLIT = "test"
+PRIOR_GRID_M = 2.0  # BEV cell size of the prior box's "most common position"
+TARGET_L2_RATIO = 1.05
+TARGET_PARSE_MARGIN = 0.02
+TARGET_PLANNING_SPEEDUP = 3.0
+TARGET_MIXED_SPEEDUP = 2.0
+
+
+# --------------------------------------------------------------------------- registry and compute
+
+
+def load_registry(path: str | Path = REGISTRY) -> dict[str, Any]:
+    """The rows file: ``{"prior": {...}, "rows": [{key, label, run, block_size, lineage, ...}]}`` (checked)."""
+    import yaml
+
+    data = yaml.safe_load(Path(path).read_text()) or {}
+    rows = data.get("rows") or []
+    keys = set()
+    for i, row in enumerate(rows):
+        for field in ("key", "label", "run", "block_size", "lineage"):
+            if field not in row:
+                raise ValueError(f"{path}: row {i} has no {field!r}")
+        if row["key"] in keys:
+            raise ValueError(f"{path}: row key {row['key']!r} appears twice")
+        keys.add(row["key"])
+    return {"prior": data.get("prior") or {}, "rows": rows}
+
+
+def registry_runs(registry: dict[str, Any]) -> list[str]:
+    """Every run named by a row's lineage or teacher lineage, in first-seen order."""
+    names: dict[str, None] = {}
+    for row in registry["rows"]:
+        for name in [*row["lineage"], *(row.get("teacher_lineage") or []), row["run"]]:
+            names.setdefault(name, None)
+    return list(names)
+
+
+def _compute_entry(run_dir: Path) -> dict[str, Any] | None:
+    from wamdiff2_ros.training.budget import run_compute
+
+    try:
+        c = run_compute(run_dir)
+    except (FileNotFoundError, KeyError, ValueError):
+        return None
+    return {"steps": c.steps, "samples": c.samples, "core_min": round(c.core_s / 60.0, 2)}
+
+
+def collect_compute(registry: dict[str, Any], runs: str | Path) -> dict[str, Any]:
+    """``{"runs": {name: {steps, samples, core_min} or None}, "prior": {...}}`` read from the run folders."""
+    runs = Path(runs)
+    prior = registry.get("prior") or {}
+    records = {str(p): _compute_entry(Path(p)) for p in prior.get("records") or []}
+    return {
+        "runs": {name: _compute_entry(runs / name) for name in registry_runs(registry)},
+        "prior": {"before": prior.get("before"), "label": prior.get("label", ""), "records": records},
+    }
+
+
+def lineage_compute(names: Sequence[str], computes: dict[str, Any]) -> dict[str, Any]:
+    """Sum of the runs' compute; ``missing`` lists runs without a record (then the sum is a lower bound)."""
+    total = {"steps": 0, "samples": 0, "core_min": 0.0}
+    missing = []
+    for name in names:
+        entry = computes.get(name)
+        if entry is None:
+            missing.append(name)
+            continue
+        for k in total:
+            total[k] += entry[k]
+    total["core_min"] = round(total["core_min"], 2)
+    return {**total, "missing": missing}
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def paired_bootstrap(
+    diff: Sequence[float], n: int = 10000, seed: int = 0, reference: Sequence[float] | None = None
+) -> dict[str, Any]:
+    """Mean of a paired per-sample difference and its 95% percentile bootstrap interval.
+
+    With ``reference`` (the same samples' values of the baseline) the relative difference
+    ``mean(diff) / mean(reference)`` in % gets an interval from the same resamples.
+    """
+    d = np.asarray(diff, dtype=np.float64)
+    out: dict[str, Any] = {"n": int(d.size), "mean": None, "low": None, "high": None}
+    if d.size == 0:
+        return out
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, d.size, size=(n, d.size))
+    means = d[idx].mean(axis=1)
+    out.update(mean=float(d.mean()), low=float(np.percentile(means, 2.5)), high=float(np.percentile(means, 97.5)))
+    if reference is not None:
+        ref = np.asarray(reference, dtype=np.float64)
+        if ref.shape != d.shape:
+            raise ValueError(f"reference has {ref.size} values, diff {d.size}")
+        rel = 100.0 * means / ref[idx].mean(axis=1)
+        out.update(
+            relative_pct=float(100.0 * d.mean() / ref.mean()),
+            relative_low=float(np.percentile(rel, 2.5)),
+            relative_high=float(np.percentile(rel, 97.5)),
+        )
+    return out
+
+
+def _plan_l2(record: dict[str, Any], key: str = "l2_h") -> float:
+    return float(np.mean(record[key]))
+
+
+def matched(records_a: Sequence[dict[str, Any]], records_b: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Planning L2 (avg 1-4 s) of both models on the samples where BOTH plans parsed (same ids, a's order)."""
+    b_by_id = {r["id"]: r for r in records_b if r["task"] == "planning"}
+    ids, l2_a, l2_b = [], [], []
+    for a in records_a:
+        b = b_by_id.get(a["id"])
+        if a["task"] != "planning" or b is None or not (a["parsed"] and b["parsed"]):
+            continue
+        ids.append(a["id"])
+        l2_a.append(_plan_l2(a, "l2_h_pred"))
+        l2_b.append(_plan_l2(b, "l2_h_pred"))
+    return {
+        "n": len(ids),
+        "ids": ids,
+        "l2_a": l2_a,
+        "l2_b": l2_b,
+        "mean_a": float(np.mean(l2_a)) if ids else None,
+        "mean_b": float(np.mean(l2_b)) if ids else None,
+    }
+
+
+def compare(
+    records_ar: Sequence[dict[str, Any]], records_student: Sequence[dict[str, Any]], *, n: int = 10000, seed: int = 0
+) -> dict[str, Any]:
+    """Matched subset and the paired bootstrap of AR minus student L2 (positive: the student is better)."""
+    m = matched(records_ar, records_student)
+    diff = np.asarray(m["l2_a"]) - np.asarray(m["l2_b"])
+    boot = paired_bootstrap(diff, n=n, seed=seed, reference=m["l2_a"] if m["n"] else None)
+    return {"n": m["n"], "mean_ar": m["mean_a"], "mean_student": m["mean_b"], "diff": boot}
+
+
+# --------------------------------------------------------------------------- trivial baselines
+
+
+def _most_common(counts: Counter) -> str:
+    """The most common key, ties broken by the key's order (deterministic)."""
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+
+
+def majority_answers(qa_answers: dict[str, dict[str, int]]) -> dict[str, str]:
+    """``{question type: its most common answer}`` of ``{question type: {answer: count}}``."""
+    return {qtype: _most_common(Counter(counts)) for qtype, counts in qa_answers.items() if counts}
+
+
+def prior_box(boxes: Sequence[dict[str, Any]], grid_m: float = PRIOR_GRID_M) -> dict[str, Any] | None:
+    """The "always predict the most common box" prior of ground-truth boxes (label, bbox, center).
+
+    The most common label; among its boxes, the most common BEV position (the ``grid_m`` cell
+    holding most centres); the box is the mean centre and the mean image box of that cell's boxes.
+    """
+    if not boxes:
+        return None
+    label = _most_common(Counter(b["label"] for b in boxes))
+    these = [b for b in boxes if b["label"] == label]
+    cells = Counter((math.floor(b["center"][0] / grid_m), math.floor(b["center"][1] / grid_m)) for b in these)
+    cell = sorted(cells.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    inside = [b for b in these if (math.floor(b["center"][0] / grid_m), math.floor(b["center"][1] / grid_m)) == cell]
+    centre = np.mean([b["center"] for b in inside], axis=0)
+    bboxes = [b["bbox"] for b in inside if b.get("bbox") is not None]
+    bbox = np.mean(bboxes, axis=0).round(1).tolist() if bboxes else None
+    return {
+        "label": label,
+        "center": np.round(centre, 3).tolist(),
+        "bbox": bbox,
+        "support": len(inside),
+        "of": len(boxes),
+    }
+
+
+def split_baselines(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The trivial baselines computed from the scored split itself (when the train split's are not stored)."""
+    answers: dict[str, Counter] = {}
+    boxes: list[dict[str, Any]] = []
+    for r in records:
+        if r["task"] == "understanding":
+            answers.setdefault(r.get("question_type", ""), Counter())[r["answer"]] += 1
+        elif r["task"] == "perception":
+            boxes += r["gt_boxes"]
+    return {
+        "source": "the scored split itself",
+        "qa_answers": {k: dict(v) for k, v in answers.items()},
+        "prior_box": prior_box(boxes),
+    }
+
+
+# --------------------------------------------------------------------------- aggregation
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(np.mean(values)) if len(values) else None
+
+
+def _speed(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    generated = sum(r["generated_tokens"] for r in records)
+    forwards = sum(r["forwards"] for r in records)
+    ms = sum(r["decode_ms"] for r in records)
+    return {
+        "tokens_per_second": generated / (ms / 1000.0) if ms > 0 else None,
+        "tokens_per_forward": generated / forwards if forwards else None,
+    }
+
+
+def _valid_bbox(bbox: Sequence[float] | None) -> bool:
+    return bbox is not None and len(bbox) == 4 and bbox[0] <= bbox[2] and bbox[1] <= bbox[3]
+
+
+def _bev_per_threshold(result: dict[str, Any]) -> dict[str, float]:
+    per_class = result["per_class"]
+    return {
+        f"{t:g}": float(np.mean([c[f"ap_{t:g}m"] for c in per_class.values()])) if per_class else 0.0
+        for t in BEV_THRESHOLDS_M
+    }
+
+
+def _perception(records: Sequence[dict[str, Any]], prior: dict[str, Any] | None) -> dict[str, Any]:
+    gt_img, gt_bev, det_img, det_bev, prior_img, prior_bev = [], [], [], [], [], []
+    for r in records:
+        for b in r["gt_boxes"]:
+            if _valid_bbox(b.get("bbox")):
+                gt_img.append(ImageBox(r["id"], b["label"], tuple(b["bbox"])))
+            gt_bev.append(BevBox(r["id"], b["label"], *b["center"]))
+        for b in r["pred_boxes"]:
+            if _valid_bbox(b.get("bbox")):
+                det_img.append(ImageBox(r["id"], b["label"], tuple(b["bbox"]), b["score"]))
+            det_bev.append(BevBox(r["id"], b["label"], *b["center"], b["score"]))
+        if prior is not None:
+            if _valid_bbox(prior.get("bbox")):
+                prior_img.append(ImageBox(r["id"], prior["label"], tuple(prior["bbox"]), 1.0))
+            prior_bev.append(BevBox(r["id"], prior["label"], *prior["center"], 1.0))
+    model_img, model_bev = coco_map(gt_img, det_img), bev_center_distance_map(gt_bev, det_bev)
+    base_img, base_bev = coco_map(gt_img, prior_img), bev_center_distance_map(gt_bev, prior_bev)
+    return {
+        "n": len(records),
+        "gt_boxes": len(gt_bev),
+        "parse_rate": _mean([float(r["parsed"]) for r in records]),
+        "map_50": model_img["map_50"],
+        "map": model_img["map"],
+        "bev_map": model_bev["map"],
+        "bev_ap": _bev_per_threshold(model_bev),
+        "prior_map_50": base_img["map_50"],
+        "prior_bev_map": base_bev["map"],
+        "prior_bev_ap": _bev_per_threshold(base_bev),
+    }
+
+
+def aggregate(records: Sequence[dict[str, Any]], baselines: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every number of a row from its records; ``baselines`` (train split's) default to the scored split's."""
+    from wamdiff2_ros.evaluation.planning import l2_metrics
+
+    own = split_baselines(records)
+    base = baselines or own
+    plan = [r for r in records if r["task"] == "planning"]
+    qa = [r for r in records if r["task"] == "understanding"]
+    perc = [r for r in records if r["task"] == "perception"]
+    parsed = [r for r in plan if r["parsed"]]
+    fallback_l2 = [l2_metrics(np.asarray(r["fallback"]), np.asarray(r["gt"]))["l2_avg"] for r in plan]
+    majority = majority_answers(base["qa_answers"])
+    own_majority = majority_answers(own["qa_answers"])
+    majority_correct = []
+    for r in qa:
+        qtype = r.get("question_type", "")
+        guess = majority.get(qtype, own_majority.get(qtype, ""))
+        majority_correct.append(float(guess.strip().lower() == r["answer"].strip().lower()))
+    out = {
+        "samples": dict(sorted(Counter(r["task"] for r in records).items())),
+        "baseline_source": base["source"],
+        "planning": {
+            "n": len(plan),
+            "parse_rate": len(parsed) / len(plan) if plan else None,
+            "l2": _mean([_plan_l2(r) for r in plan]),
+            "l2_h": [_mean([r["l2_h"][i] for r in plan]) for i in range(len(HORIZONS_S))] if plan else None,
+            "l2_parsed_only": _mean([_plan_l2(r, "l2_h_pred") for r in parsed]),
+            "fallback_only_l2": _mean(fallback_l2),
+        },
+        "understanding": {
+            "n": len(qa),
+            "accuracy": _mean([float(r["correct"]) for r in qa]),
+            "parse_rate": _mean([float(r["parsed"]) for r in qa]),
+            "majority_accuracy": _mean(majority_correct),
+        },
+        "perception": _perception(perc, base.get("prior_box")) if perc else {"n": 0},
+        "speed": {
+            task: _speed([r for r in records if r["task"] == task])
+            for task in ("planning", "perception", "understanding")
+        },
+    }
+    return out
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def _count(value: int) -> str:
+    return f"{value / 1e6:.2f}M" if value >= 1e6 else f"{value / 1e3:.1f}k" if value >= 1e3 else str(value)
+
+
+def _compute_cell(row: dict[str, Any], computes: dict[str, Any]) -> str:
+    c = lineage_compute(row["lineage"], computes)
+    text = f"{c['steps']} steps, {_count(c['samples'])} samples, {c['core_min']:.0f} core-min"
+    if c["missing"]:
+        text += f" (no record: {', '.join(c['missing'])})"
+    return text
+
+
+def _row_by_flag(registry: dict[str, Any], flag: str) -> dict[str, Any] | None:
+    for row in registry["rows"]:
+        if flag == "student" and row.get("student") or flag in (row.get("baseline_for") or []):
+            return row
+    return None
+
+
+def _records(split: dict[str, Any], key: str | None) -> list[dict[str, Any]] | None:
+    entry = split.get(key) if key else None
+    return entry["records"] if entry and entry.get("records") is not None else None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def _mark(ok: bool | None) -> str:
+    return "not evaluated" if ok is None else "met" if ok else "NOT met"
+
+
+def targets(
+    split: dict[str, Any],
+    registry: dict[str, Any],
+    aggregates: dict[str, dict[str, Any]],
+    comparison: dict[str, Any] | None,
+) -> list[tuple[str, bool | None, str]]:
+    """``(target, met or None when a row is missing, the numbers)`` of the student against the baseline."""
+    base_row, student_row = _row_by_flag(registry, "targets"), _row_by_flag(registry, "student")
+    a = aggregates.get(base_row["key"]) if base_row else None
+    s = aggregates.get(student_row["key"]) if student_row else None
+    out: list[tuple[str, bool | None, str]] = []
+    if comparison and comparison["n"]:
+        ratio = comparison["mean_student"] / comparison["mean_ar"]
+        d = comparison["diff"]
+        out.append(
+            (
+                f"matched-subset L2 <= {TARGET_L2_RATIO:g}x AR",
+                ratio <= TARGET_L2_RATIO,
+                f"{comparison['mean_student']:.3f} vs {comparison['mean_ar']:.3f} m ({ratio:.3f}x, n={comparison['n']},"
+                f" AR - student {d['mean']:+.3f} m, 95% CI [{d['low']:+.3f}, {d['high']:+.3f}])",
+            )
+        )
+    else:
+        out.append(
+            (
+                f"matched-subset L2 <= {TARGET_L2_RATIO:g}x AR",
+                None,
+                "no matched samples" if comparison else "a row is not scored",
+            )
+        )
+    if a is None or s is None:
+        for name in (
+            "parse rate >= AR - 0.02",
+            "QA above the majority answer",
+            "perception above the prior box",
+            f"planning tokens/s >= {TARGET_PLANNING_SPEEDUP:g}x AR",
+            f"mixed three-task tokens/s >= {TARGET_MIXED_SPEEDUP:g}x AR",
+        ):
+            out.append((name, None, "a row is not scored"))
+        return out
+    pa, ps = a["planning"]["parse_rate"], s["planning"]["parse_rate"]
+    out.append(
+        (
+            f"parse rate >= AR - {TARGET_PARSE_MARGIN:g}",
+            ps >= pa - TARGET_PARSE_MARGIN - 1e-12,
+            f"{ps:.3f} vs AR {pa:.3f}",
+        )
+    )
+    acc, maj = s["understanding"]["accuracy"], s["understanding"]["majority_accuracy"]
+    out.append(
+        ("QA above the majority answer", None if acc is None else acc > maj, f"{_num(acc)} vs majority {_num(maj)}")
+    )
+    p = s["perception"]
+    if p.get("n"):
+        ok = p["map_50"] > p["prior_map_50"] and p["bev_map"] > p["prior_bev_map"]
+        out.append(
+            (
+                "perception above the prior box",
+                ok,
+                f"image mAP@0.5 {p['map_50']:.3f} vs prior {p['prior_map_50']:.3f}; BEV centre-distance mAP"
+                f" {p['bev_map']:.3f} vs prior {p['prior_bev_map']:.3f}",
+            )
+        )
+    else:
+        out.append(("perception above the prior box", None, "no perception samples"))
+    speed = _ratio(s["speed"]["planning"]["tokens_per_second"], a["speed"]["planning"]["tokens_per_second"])
+    out.append(
+        (
+            f"planning tokens/s >= {TARGET_PLANNING_SPEEDUP:g}x AR",
+            None if speed is None else speed >= TARGET_PLANNING_SPEEDUP,
+            f"{_num(s['speed']['planning']['tokens_per_second'], 1)} vs AR "
+            f"{_num(a['speed']['planning']['tokens_per_second'], 1)} tokens/s ({_num(speed, 2)}x)",
+        )
+    )
+    ma = (split.get(base_row["key"]) or {}).get("mixed") or {}
+    ms = (split.get(student_row["key"]) or {}).get("mixed") or {}
+    mixed = _ratio(ms.get("tokens_per_second"), ma.get("tokens_per_second"))
+    out.append(
+        (
+            f"mixed three-task tokens/s >= {TARGET_MIXED_SPEEDUP:g}x AR",
+            None if mixed is None else mixed >= TARGET_MIXED_SPEEDUP,
+            f"{_num(ms.get('tokens_per_second'), 1)} vs AR {_num(ma.get('tokens_per_second'), 1)} tokens/s"
+            f" ({_num(mixed, 2)}x, {ms.get('scenes', 0)} scenes)",
+        )
+    )
+    return out
+
+
+def _baselines_of(results: dict[str, Any], split: dict[str, Any]) -> dict[str, Any] | None:
+    return split.get("_train_baselines") or results.get("_train_baselines")
+
+
+def markdown(
+    results: dict[str, Any], registry: dict[str, Any], split_name: str = FINAL_SPLIT, *, bootstrap: int = 10000
+) -> str:
+    """The RESULTS.md section of split ``split_name``: main table, paired comparison, targets (deterministic)."""
+    split = results.get(split_name) or {}
+    computes = (results.get("_compute") or {}).get("runs") or {}
+    baselines = _baselines_of(results, split)
+    aggregates = {
+        row["key"]: aggregate(recs, baselines)
+        for row in registry["rows"]
+        if (recs := _records(split, row["key"])) is not None
+    }
+    base_row = _row_by_flag(registry, "matched")
+    base_records = _records(split, base_row["key"]) if base_row else None
+    info = split.get("_split") or {}
+    lines = [f"## The paper's recipe on the {split_name} split", ""]
+    samples = f"up to {info['limit']} samples per task" if info.get("limit") else "every sample"
+    lines.append(
+        f"Split `{info.get('path', '?')}` (sample seed {info.get('seed', '?')}), {samples}; fast engine,"
+        f" greedy, confidence threshold {_num(info.get('threshold'), 2)}, at most {info.get('max_new_tokens', '?')} new tokens."
+        " Planning L2 is the average of the 1, 2, 3, 4 s waypoint errors (m): `all` on every sample, a plan that does"
+        " not parse replaced by the constant-velocity fallback the driving agent would drive; `matched` on the samples"
+        f" where both this row's and the `{base_row['key'] if base_row else '?'}` row's plans parse (this row / that"
+        " row, n). Compute: the row's whole lineage (steps x batch = samples; CPU core-minutes)."
+    )
+    lines.append("")
+    header = (
+        "| model | B | training compute | L2 all | L2 matched vs AR-equal | L2 @1s / 2s / 3s / 4s | plans parsed |"
+        " QA acc. (majority) | image mAP@0.5 (prior) | BEV AP 0.5/1/2/4 m (prior mAP) | tokens/s plan / perc / QA |"
+        " tokens/fwd plan / perc / QA | mixed tokens/s (tokens/fwd) |"
+    )
+    lines += [header, "|" + "---|" * 13]
+    for row in registry["rows"]:
+        key = row["key"]
+        label = row["label"]
+        compute = _compute_cell(row, computes)
+        agg = aggregates.get(key)
+        if agg is None:
+            trained = computes.get(row["run"]) is not None
+            status = "not scored" if trained else "not trained"
+            lines.append(f"| {label} | {row['block_size']} | {compute if trained else '–'} | {status} |" + " – |" * 9)
+            continue
+        p, u, d, s = agg["planning"], agg["understanding"], agg["perception"], agg["speed"]
+        if base_records is not None and key != base_row["key"]:
+            m = matched(_records(split, key), base_records)
+            matched_cell = f"{_num(m['mean_a'])} / {_num(m['mean_b'])} (n={m['n']})"
+        else:
+            matched_cell = "–"
+        horizons = " / ".join(_num(v, 2) for v in p["l2_h"]) if p["l2_h"] else "–"
+        if d.get("n"):
+            img = f"{_num(d['map_50'])} ({_num(d['prior_map_50'])})"
+            bev = (
+                " / ".join(_num(d["bev_ap"][f"{t:g}"], 2) for t in BEV_THRESHOLDS_M) + f" ({_num(d['prior_bev_map'])})"
+            )
+        else:
+            img = bev = "–"
+        tps = " / ".join(_num(s[t]["tokens_per_second"], 1) for t in ("planning", "perception", "understanding"))
+        tpf = " / ".join(_num(s[t]["tokens_per_forward"], 2) for t in ("planning", "perception", "understanding"))
+        mixed = (split.get(key) or {}).get("mixed") or {}
+        mixed_cell = (
+            f"{_num(mixed.get('tokens_per_second'), 1)} ({_num(mixed.get('tokens_per_forward'), 2)})" if mixed else "–"
+        )
+        lines.append(
+            f"| {label} | {row['block_size']} | {compute} | {_num(p['l2'])} | {matched_cell} | {horizons} |"
+            f" {_num(p['parse_rate'], 2)} | {_num(u['accuracy'], 2)} ({_num(u['majority_accuracy'], 2)}) | {img} |"
+            f" {bev} | {tps} | {tpf} | {mixed_cell} |"
+        )
+    lines.append("")
+    lines += _notes(results, registry, split, aggregates, baselines)
+    student_row = _row_by_flag(registry, "student")
+    comparison = None
+    if base_records is not None and student_row and _records(split, student_row["key"]) is not None:
+        comparison = compare(base_records, _records(split, student_row["key"]), n=bootstrap)
+    lines += ["### Student vs the equal-compute AR baseline", ""]
+    if comparison and comparison["n"]:
+        d = comparison["diff"]
+        better = "better" if d["mean"] > 0 else "worse"
+        lines.append(
+            f"On the {comparison['n']} {split_name} samples where both `{base_row['key']}` and `{student_row['key']}`"
+            f" plans parse, the student's average L2 is {comparison['mean_student']:.3f} m against the AR baseline's"
+            f" {comparison['mean_ar']:.3f} m: the paired per-sample difference (AR minus student) is"
+            f" {d['mean']:+.3f} m, 95% bootstrap interval [{d['low']:+.3f}, {d['high']:+.3f}] ({bootstrap} resamples),"
+            f" i.e. the student is {abs(d['relative_pct']):.1f}% {better} than AR"
+            f" (interval {d['relative_low']:+.1f}% to {d['relative_high']:+.1f}% of AR's mean; the paper: 5.8% better"
+            " over 12,146 paired samples)."
+        )
+    else:
+        lines.append(
+            "Not available: "
+            + (
+                "no sample where both plans parse."
+                if comparison
+                else "the student or the AR baseline is not scored on this split."
+            )
+        )
+    lines += ["", "### Targets (shipped student vs the equal-compute AR baseline)", ""]
+    for name, ok, numbers in targets(split, registry, aggregates, comparison):
+        lines.append(f"- {name}: **{_mark(ok)}** ({numbers})")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _notes(
+    results: dict[str, Any],
+    registry: dict[str, Any],
+    split: dict[str, Any],
+    aggregates: dict[str, dict[str, Any]],
+    baselines: dict[str, Any] | None,
+) -> list[str]:
+    computes = (results.get("_compute") or {}).get("runs") or {}
+    prior = (results.get("_compute") or {}).get("prior") or {}
+    out = []
+    if prior.get("records"):
+        total = lineage_compute(list(prior["records"]), prior["records"])
+        out.append(
+            f"- Prior training, shared by every row whose lineage starts at `{prior.get('before')}` and in no row's"
+            f" compute: {prior.get('label', '')}: {total['steps']} steps, {_count(total['samples'])} samples,"
+            f" {total['core_min']:.0f} core-min."
+        )
+    for row in registry["rows"]:
+        if row.get("teacher_lineage"):
+            c = lineage_compute(row["teacher_lineage"], computes)
+            missing = f" (no record: {', '.join(c['missing'])})" if c["missing"] else ""
+            out.append(
+                f"- `{row['key']}` also used its distillation teacher, whose own training"
+                f" ({' -> '.join(row['teacher_lineage'])}) took {c['steps']} steps, {_count(c['samples'])} samples,"
+                f" {c['core_min']:.0f} core-min{missing}; not in the row's compute."
+            )
+    source = baselines["source"] if baselines else "the scored split itself (no train-split baselines stored)"
+    out.append(
+        f"- Trivial baselines from {source}: QA majority = the most common answer per question type;"
+        " the prior box = the most common label at its most common BEV position"
+        f" ({PRIOR_GRID_M:g} m cell; mean centre and mean image box of that cell's boxes), predicted once per sample"
+        + (
+            f": {baselines['prior_box']['label']} at ({baselines['prior_box']['center'][0]:.1f},"
+            f" {baselines['prior_box']['center'][1]:.1f}) m"
+            if baselines and baselines.get("prior_box")
+            else ""
+        )
+        + "."
+    )
+    any_agg = next(iter(aggregates.values()), None)
+    if any_agg is not None and any_agg["planning"]["fallback_only_l2"] is not None:
+        out.append(
+            f"- The constant-velocity fallback alone scores L2 {any_agg['planning']['fallback_only_l2']:.3f} m"
+            " on these planning samples."
+        )
+    out.append(
+        "- Decode tokens/s are the engine's own timers (prefill excluded) on a CPU shared with other jobs;"
+        " each row was timed in its own run, so ratios carry that noise. Mixed: planning, perception and"
+        " understanding of the same scenes decoded one after another."
+    )
+    out.append("")
+    return out
+
+
+# --------------------------------------------------------------------------- store and CLI
+
+
+def update_store(store: Path, update: Any) -> dict[str, Any]:
+    """Read-modify-write the JSON store under an exclusive lock; returns the new contents."""
+    import fcntl
+
+    store.parent.mkdir(parents=True, exist_ok=True)
+    with open(store, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        text = f.read()
+        results = json.loads(text) if text.strip() else {}
+        update(results)
+        f.seek(0)
+        f.truncate()
+        f.write(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    return results
+
+
+def read_store(store: Path) -> dict[str, Any]:
+    return json.loads(store.read_text()) if store.is_file() and store.read_text().strip() else {}
+
+
+def _score_command(args: argparse.Namespace) -> int:
+    registry = load_registry(args.registry)
+    by_key = {row["key"]: row for row in registry["rows"]}
+    unknown = [k for k in args.rows or [] if k not in by_key]
+    if unknown:
+        print(f"error: --rows {unknown[0]}: no such row (one of {', '.join(by_key)})", file=sys.stderr)
+        return 2
+    rows = [by_key[k] for k in args.rows] if args.rows else registry["rows"]
+    store = Path(args.store)
+    existing = read_store(store).get(args.name) or {}
+    if args.name == FINAL_SPLIT:
+        if not args.final:
+            print(
+                f"error: the {FINAL_SPLIT} split is scored once, at the end: pass --final to score it", file=sys.stderr
+            )
+            return 2
+        done = [row["key"] for row in rows if row["key"] in existing and not args.rescore]
+        if done:
+            print(
+                f"error: the store already has {FINAL_SPLIT} results for {', '.join(done)}; the {FINAL_SPLIT}"
+                " split is scored once (--rescore overrides)",
+                file=sys.stderr,
+            )
+            return 2
+    import torch
+
+    from wamdiff2_ros.evaluation import heldout
+    from wamdiff2_ros.model.loader import ModelLoadError, load_model
+
+    torch.set_num_threads(args.threads)
+    runs = Path(args.runs)
+    computes = collect_compute(registry, runs)
+    update_store(store, lambda r: r.__setitem__("_compute", computes))
+    split_info = {
+        "path": str(args.split),
+        "seed": args.seed,
+        "limit": args.limit,
+        "threshold": args.threshold,
+        "max_new_tokens": args.max_new_tokens,
+        "mixed_scenes": args.mixed_scenes,
+    }
+    train = Path(args.train) if args.train else Path(args.split).parent / "synth-train"
+    stored = read_store(store).get("_train_baselines")
+    if train.is_dir() and (stored is None or stored.get("source") != f"train split ({train})"):
+        baselines = heldout.train_baselines(train, seed=args.train_seed)
+        update_store(store, lambda r: r.__setitem__("_train_baselines", baselines))
+    elif not train.is_dir():
+        print(f"no train split at {train}: the trivial baselines come from the scored split", file=sys.stderr)
+    cache = Path(args.cache) if args.cache else runs / "cache"
+    for row in rows:
+        key = row["key"]
+        if key in existing and not args.rescore and existing[key].get("limit") == args.limit:
+            print(f"{key}: already scored on {args.name} (--rescore to redo)")
+            continue
+        path = runs / row["run"]
+        if not (path / "config.json").is_file():
+            print(f"{key}: not trained (no checkpoint at {path})")
+            continue
+        try:
+            vla = load_model(path, block_size=int(row["block_size"]))
+        except ModelLoadError as exc:
+            print(f"{key}: skipped, {exc}", file=sys.stderr)
+            continue
+        chosen = heldout.select(heldout.split_rows(vla, args.split, cache, seed=args.seed), args.limit)
+        scored = heldout.score(
+            vla,
+            chosen,
+            int(row["block_size"]),
+            threshold=args.threshold,
+            max_new_tokens=args.max_new_tokens,
+            progress=not args.quiet,
+        )
+        entry = {"run": row["run"], "checkpoint": str(path), "limit": args.limit, **scored}
+        if args.mixed_scenes:
+            entry["mixed"] = heldout.time_mixed(
+                vla,
+                chosen,
+                int(row["block_size"]),
+                args.mixed_scenes,
+                threshold=args.threshold,
+                max_new_tokens=args.max_new_tokens,
+            )
+        entry["aggregate"] = aggregate(entry["records"], read_store(store).get("_train_baselines"))
+
+        def put(results: dict[str, Any], key: str = key, entry: dict[str, Any] = entry) -> None:
+            split = results.setdefault(args.name, {})
+            split["_split"] = split_info
+            split[key] = entry
+
+        update_store(store, put)
+        p = entry["aggregate"]["planning"]
+        print(
+            f"{key}: L2 {_num(p['l2'])} (parsed {_num(p['parse_rate'], 2)}), QA "
+            f"{_num(entry['aggregate']['understanding']['accuracy'], 2)}, "
+            f"{_num(entry['aggregate']['speed']['planning']['tokens_per_second'], 1)} planning tokens/s"
+        )
+    return 0
+
+
+def _report_command(args: argparse.Namespace) -> int:
+    store = Path(args.store)
+    if not store.is_file():
+        print(f"error: no store at {store}", file=sys.stderr)
+        return 2
+    text = markdown(read_store(store), load_registry(args.registry), args.split_name, bootstrap=args.bootstrap)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text)
+    else:
+        print(text)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m wamdiff2_ros.evaluation.paper_table", description=__doc__.splitlines()[0]
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    score = sub.add_parser("score", help="decode the rows' checkpoints on a split and store per-sample records")
+    score.add_argument("--runs", default="runs/paper", help="folder holding the rows' run folders")
+    score.add_argument("--split", required=True, help="the split's dataset root (e.g. runs/data/synth-val)")
+    score.add_argument("--name", required=True, help="the split's name in the store (val, test)")
+    score.add_argument("--limit", type=int, default=0, help="samples per task, spread evenly (0: all)")
+    score.add_argument("--rows", nargs="*", default=None, help="row keys to score (default: every row)")
+    score.add_argument("--store", default="docs/results_paper.json")
+    score.add_argument("--registry", default=str(REGISTRY))
+    score.add_argument("--final", action="store_true", help=f"required to score the {FINAL_SPLIT} split")
+    score.add_argument("--rescore", action="store_true", help="score rows the store already has for this split")
+    score.add_argument("--seed", type=int, default=2, help="sample seed of the split (which QA question per scene)")
+    score.add_argument(
+        "--train", default=None, help="train split for the trivial baselines (default: SPLIT/../synth-train)"
+    )
+    score.add_argument("--train-seed", type=int, default=1, help="the training set's sample seed")
+    score.add_argument("--cache", default=None, help="tokenised-sample cache (default: RUNS/cache)")
+    score.add_argument("--threshold", type=float, default=0.9)
+    score.add_argument("--max-new-tokens", type=int, default=192)
+    score.add_argument("--mixed-scenes", type=int, default=8, help="scenes of the mixed three-task timing (0: skip)")
+    score.add_argument("--threads", type=int, default=1, help="torch threads")
+    score.add_argument("--quiet", action="store_true", help="no progress bar")
+    report = sub.add_parser("report", help="the markdown table from the store (no model needed)")
+    report.add_argument("--store", default="docs/results_paper.json")
+    report.add_argument("--registry", default=str(REGISTRY))
+    report.add_argument("--split-name", default=FINAL_SPLIT)
+    report.add_argument("--bootstrap", type=int, default=10000, help="bootstrap resamples")
+    report.add_argument("--out", default=None, help="write here (default: print)")
+    args = parser.parse_args(argv)
+    return _score_command(args) if args.command == "score" else _report_command(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
