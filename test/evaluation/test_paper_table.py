@@ -280,6 +280,8 @@ def test_score_end_to_end_records_and_report(tiny_runs, capsys):
         torch.set_num_threads(threads)
     assert code == 0 and "missing: not trained" in capsys.readouterr().out
     results = json.loads(store.read_text())
+    lines = store.read_text().splitlines()
+    assert sum(line.lstrip().startswith("{") and '"task":' in line for line in lines) == 12  # a record per line
     assert set(results["val"]) == {"_split", "ar-equal", "student"}
     assert results["_compute"]["runs"]["ar-equal"] == {"steps": 10, "samples": 20, "core_min": 1.0}
     assert results["_compute"]["runs"]["nope"] is None

@@ -188,9 +188,9 @@ def score_row(vla: Any, row: dict[str, Any], config: Any) -> dict[str, Any]:
         fallback = fallback_plan(row)
         pred = np.asarray(value.waypoints) if parsed else None
         record.update(
-            pred=None if pred is None else _rounded(pred),
-            gt=_rounded(gt),
-            fallback=_rounded(fallback),
+            pred=None if pred is None else _rounded(pred, 3),
+            gt=_rounded(gt, 3),
+            fallback=_rounded(fallback, 3),
             l2_h=_rounded(l2_horizons(pred if pred is not None else fallback, gt)),
             l2_h_pred=None if pred is None else _rounded(l2_horizons(pred, gt)),
         )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -36,7 +37,7 @@ from wamdiff2_ros.evaluation.planning import HORIZONS_S
 
 REGISTRY = Path("docs/runs/paper.yaml")
 FINAL_SPLIT = "test"
-PRIOR_GRID_M = 2.0  # BEV cell size of the prior box's "most common position"
+PRIOR_RADIUS_M = 2.0  # the prior box's "most common position": most neighbours within this radius
 TARGET_L2_RATIO = 1.05
 TARGET_PARSE_MARGIN = 0.02
 TARGET_PLANNING_SPEEDUP = 3.0
@@ -188,19 +189,20 @@ def majority_answers(qa_answers: dict[str, dict[str, int]]) -> dict[str, str]:
     return {qtype: _most_common(Counter(counts)) for qtype, counts in qa_answers.items() if counts}
 
 
-def prior_box(boxes: Sequence[dict[str, Any]], grid_m: float = PRIOR_GRID_M) -> dict[str, Any] | None:
+def prior_box(boxes: Sequence[dict[str, Any]], radius_m: float = PRIOR_RADIUS_M) -> dict[str, Any] | None:
     """The "always predict the most common box" prior of ground-truth boxes (label, bbox, center).
 
-    The most common label; among its boxes, the most common BEV position (the ``grid_m`` cell
-    holding most centres); the box is the mean centre and the mean image box of that cell's boxes.
+    The most common label; among its boxes, the most common BEV position: the box centre with
+    the most same-label centres within ``radius_m`` (ties: the first); the prior is the mean
+    centre and the mean image box of those neighbours.
     """
     if not boxes:
         return None
     label = _most_common(Counter(b["label"] for b in boxes))
     these = [b for b in boxes if b["label"] == label]
-    cells = Counter((math.floor(b["center"][0] / grid_m), math.floor(b["center"][1] / grid_m)) for b in these)
-    cell = sorted(cells.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-    inside = [b for b in these if (math.floor(b["center"][0] / grid_m), math.floor(b["center"][1] / grid_m)) == cell]
+    x, y = np.asarray([b["center"] for b in these], dtype=np.float64).T
+    near = (x[:, None] - x[None, :]) ** 2 + (y[:, None] - y[None, :]) ** 2 <= radius_m**2
+    inside = [these[i] for i in np.flatnonzero(near[int(np.argmax(near.sum(axis=1)))])]
     centre = np.mean([b["center"] for b in inside], axis=0)
     bboxes = [b["bbox"] for b in inside if b.get("bbox") is not None]
     bbox = np.mean(bboxes, axis=0).round(1).tolist() if bboxes else None
@@ -348,9 +350,11 @@ def _count(value: int) -> str:
 
 def _compute_cell(row: dict[str, Any], computes: dict[str, Any]) -> str:
     c = lineage_compute(row["lineage"], computes)
+    if len(c["missing"]) == len(row["lineage"]):
+        return f"no record ({', '.join(c['missing'])})"
     text = f"{c['steps']} steps, {_count(c['samples'])} samples, {c['core_min']:.0f} core-min"
     if c["missing"]:
-        text += f" (no record: {', '.join(c['missing'])})"
+        text += f" + no record of {', '.join(c['missing'])}"
     return text
 
 
@@ -598,7 +602,8 @@ def _notes(
     out.append(
         f"- Trivial baselines from {source}: QA majority = the most common answer per question type;"
         " the prior box = the most common label at its most common BEV position"
-        f" ({PRIOR_GRID_M:g} m cell; mean centre and mean image box of that cell's boxes), predicted once per sample"
+        f" (the centre with most of them within {PRIOR_RADIUS_M:g} m; their mean centre and mean image box),"
+        " predicted once per sample"
         + (
             f": {baselines['prior_box']['label']} at ({baselines['prior_box']['center'][0]:.1f},"
             f" {baselines['prior_box']['center'][1]:.1f}) m"
@@ -638,8 +643,31 @@ def update_store(store: Path, update: Any) -> dict[str, Any]:
         update(results)
         f.seek(0)
         f.truncate()
-        f.write(json.dumps(results, indent=1, sort_keys=True) + "\n")
+        f.write(dumps(results))
     return results
+
+
+def dumps(results: dict[str, Any]) -> str:
+    """The store's text: indented JSON with each per-sample record on one line (compact, diffable)."""
+    records: list[str] = []
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: [swap_record(r) for r in v] if k == "records" and isinstance(v, list) else swap(v)
+                for k, v in value.items()
+            }
+        return value
+
+    def swap_record(record: Any) -> str:
+        records.append(json.dumps(record, sort_keys=True, separators=(",", ":")))
+        return f"\x00record{len(records) - 1}\x00"
+
+    text = json.dumps(swap(results), indent=1, sort_keys=True)
+    marker = re.compile(r'"\\u0000record(\d+)\\u0000"')
+    if len(marker.findall(text)) != len(records):  # a value that looks like a marker: plain indented JSON
+        return json.dumps(results, indent=1, sort_keys=True) + "\n"
+    return marker.sub(lambda m: records[int(m.group(1))], text) + "\n"
 
 
 def read_store(store: Path) -> dict[str, Any]:
