@@ -389,7 +389,7 @@ def targets(
     a = aggregates.get(base_row["key"]) if base_row else None
     s = aggregates.get(student_row["key"]) if student_row else None
     out: list[tuple[str, bool | None, str]] = []
-    if comparison and comparison["n"]:
+    if comparison and comparison["n"] and comparison["mean_ar"]:
         ratio = comparison["mean_student"] / comparison["mean_ar"]
         d = comparison["diff"]
         out.append(
@@ -410,7 +410,7 @@ def targets(
         )
     if a is None or s is None:
         for name in (
-            "parse rate >= AR - 0.02",
+            f"parse rate >= AR - {TARGET_PARSE_MARGIN:g}",
             "QA above the majority answer",
             "perception above the prior box",
             f"planning tokens/s >= {TARGET_PLANNING_SPEEDUP:g}x AR",
@@ -422,8 +422,8 @@ def targets(
     out.append(
         (
             f"parse rate >= AR - {TARGET_PARSE_MARGIN:g}",
-            ps >= pa - TARGET_PARSE_MARGIN - 1e-12,
-            f"{ps:.3f} vs AR {pa:.3f}",
+            None if pa is None or ps is None else ps >= pa - TARGET_PARSE_MARGIN - 1e-12,
+            f"{_num(ps)} vs AR {_num(pa)}",
         )
     )
     acc, maj = s["understanding"]["accuracy"], s["understanding"]["majority_accuracy"]
@@ -737,7 +737,8 @@ def _score_command(args: argparse.Namespace) -> int:
         except ModelLoadError as exc:
             print(f"{key}: skipped, {exc}", file=sys.stderr)
             continue
-        chosen = heldout.select(heldout.split_rows(vla, args.split, cache, seed=args.seed), args.limit)
+        every = heldout.split_rows(vla, args.split, cache, seed=args.seed)
+        chosen = heldout.select(every, args.limit)
         scored = heldout.score(
             vla,
             chosen,
@@ -750,7 +751,7 @@ def _score_command(args: argparse.Namespace) -> int:
         if args.mixed_scenes:
             entry["mixed"] = heldout.time_mixed(
                 vla,
-                chosen,
+                every,
                 int(row["block_size"]),
                 args.mixed_scenes,
                 threshold=args.threshold,
