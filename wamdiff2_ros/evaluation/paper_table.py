@@ -348,14 +348,18 @@ def _count(value: int) -> str:
     return f"{value / 1e6:.2f}M" if value >= 1e6 else f"{value / 1e3:.1f}k" if value >= 1e3 else str(value)
 
 
-def _compute_cell(row: dict[str, Any], computes: dict[str, Any]) -> str:
-    c = lineage_compute(row["lineage"], computes)
-    if len(c["missing"]) == len(row["lineage"]):
+def _compute_text(names: Sequence[str], computes: dict[str, Any]) -> str:
+    c = lineage_compute(names, computes)
+    if len(c["missing"]) == len(names):
         return f"no record ({', '.join(c['missing'])})"
     text = f"{c['steps']} steps, {_count(c['samples'])} samples, {c['core_min']:.0f} core-min"
     if c["missing"]:
         text += f" + no record of {', '.join(c['missing'])}"
     return text
+
+
+def _compute_cell(row: dict[str, Any], computes: dict[str, Any]) -> str:
+    return _compute_text(row["lineage"], computes)
 
 
 def _row_by_flag(registry: dict[str, Any], flag: str) -> dict[str, Any] | None:
@@ -591,12 +595,10 @@ def _notes(
         )
     for row in registry["rows"]:
         if row.get("teacher_lineage"):
-            c = lineage_compute(row["teacher_lineage"], computes)
-            missing = f" (no record: {', '.join(c['missing'])})" if c["missing"] else ""
             out.append(
                 f"- `{row['key']}` also used its distillation teacher, whose own training"
-                f" ({' -> '.join(row['teacher_lineage'])}) took {c['steps']} steps, {_count(c['samples'])} samples,"
-                f" {c['core_min']:.0f} core-min{missing}; not in the row's compute."
+                f" ({' -> '.join(row['teacher_lineage'])}): {_compute_text(row['teacher_lineage'], computes)};"
+                " not in the row's compute."
             )
     source = baselines["source"] if baselines else "the scored split itself (no train-split baselines stored)"
     out.append(
