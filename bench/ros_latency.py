@@ -197,6 +197,14 @@ def run_cell(bench: Bench, env, args, tasks: str, n_cams: int, model: str, secon
             "achieved_rate_hz": round(len(kept) / ((end_ns - warm_ns) / 1e9), 2),
             "latency_series": [(round((r - start_ns) / 1e9, 2), round((r - s) / 1e6, 1)) for r, s in rows],
         }
+    # where the plan's latency goes, from drive_node's own diagnostics (medians over its last 200 plans): the
+    # node's stages, and what is left of the bench's end-to-end median for DDS, (de)serialisation and sync
+    stages = {stage: float(diag[f"stage_ms_p50/planning/{stage}"]) for stage in ("wait", "prepare", "decode", "publish")
+              if f"stage_ms_p50/planning/{stage}" in diag}
+    plan_p50 = cell["per_task"].get("planning", {}).get("latency_ms", {}).get("p50")
+    if stages and plan_p50 is not None and "latency_ms_p50/planning" in diag:
+        stages["transport"] = round(plan_p50 - float(diag["latency_ms_p50/planning"]), 1)
+    cell["plan_stages_ms_p50"] = stages
     cell |= {"dropped_sets": int(diag.get("dropped_sets", "0")), "inference_errors": int(diag.get("inference_errors", "0")),
              "driver_alive_at_end": alive, "exit_codes": codes,
              "rss_mb": [(round(t - rss[0][0], 1), round(m, 1)) for t, m in rss] if rss else []}
@@ -234,6 +242,14 @@ def table(cells: list[dict]) -> str:
         lines.append(f"| {c['cell']} | {c['block_size']} | {plan['outputs']} | {plan['achieved_rate_hz']} | "
                      f"{lm['p50']} | {lm['p95']} | {lm['p99']} | {pair['perception']} | {pair['understanding']} | "
                      f"{c['dropped_sets']} | {c['driver_alive_at_end']} |")
+    stage_names = ("transport", "wait", "prepare", "decode", "publish")
+    lines += ["", "Where the plan's latency goes (ms, medians; transport = the bench's end-to-end p50 minus the node's "
+              "own, i.e. DDS, deserialisation and camera sync):", "",
+              "| cell | " + " | ".join(stage_names) + " |", "|---|" + "---|" * len(stage_names)]
+    for c in cells:
+        st = c.get("plan_stages_ms_p50") or {}
+        if st:
+            lines.append(f"| {c['cell']} | " + " | ".join(str(st.get(n, "-")) for n in stage_names) + " |")
     return "\n".join(lines)
 
 

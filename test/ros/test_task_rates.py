@@ -43,3 +43,13 @@ def test_book_percentiles_and_output_rate():
     assert book.percentiles()["p50"] == pytest.approx(105.0)
     assert book.rate_hz(2000 * MS) == pytest.approx(5.0)
     assert book.rate_hz(60_000 * MS) == 0.0  # nothing in the last 5 s
+
+
+def test_book_stage_medians():
+    book = TaskBook()
+    assert book.stage_medians() == {}
+    book.add(50.0, 0)  # an output without stage marks leaves the stages alone
+    for i, wait in enumerate((1.0, 2.0, 30.0)):
+        book.add(100.0, i * MS, {"wait": wait, "prepare": 10.0, "decode": 60.0 + i, "publish": 0.5})
+    medians = book.stage_medians()
+    assert medians == {"wait": 2.0, "prepare": 10.0, "decode": 61.0, "publish": 0.5}

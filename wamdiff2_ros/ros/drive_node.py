@@ -438,13 +438,19 @@ class DriveNode:
             return job.ctx
 
     def decode(self, job: Job, tasks: list[str]) -> None:
+        taken = time.monotonic_ns()
         ctx = self.context_for(job, tasks)
-        self.agent.run(ctx, tasks, on_output=lambda _ctx, output: self.publish(job, output))
+        prepared = time.monotonic_ns()
+        self.agent.run(ctx, tasks, on_output=lambda _ctx, output: self.publish(job, output, (taken, prepared)))
 
-    def publish(self, job: Job, output) -> None:
-        """Publish one task's output with its frame set's stamp, the moment it is decoded."""
+    def publish(self, job: Job, output, marks: tuple[int, int] | None = None) -> None:
+        """Publish one task's output with its frame set's stamp, the moment it is decoded.
+
+        ``marks``: monotonic ns when a worker took the set and when it was prepared, for the stage times.
+        """
         from wamdiff2_ros.ros import conversions as conv
 
+        decoded = time.monotonic_ns()
         if not job.scene_token:
             job.scene_token = self.scene_tokens.get(job.frames.stamp_ns, "")
         out = self.agent.assemble(job.ctx, {output.task: output})
@@ -468,7 +474,12 @@ class DriveNode:
             if output.error:
                 self.counts["parse_failures"] += 1
                 self.last_error = f"{output.task}: {output.error}"[:300]
-            self.books[output.task].add((wall - job.received_wall_ns) / 1e6, wall)
+            stages = None
+            if marks is not None:
+                taken, prepared = marks
+                stages = {"wait": (taken - job.received_wall_ns) / 1e6, "prepare": (prepared - taken) / 1e6,
+                          "decode": (decoded - prepared) / 1e6, "publish": (wall - decoded) / 1e6}
+            self.books[output.task].add((wall - job.received_wall_ns) / 1e6, wall, stages)
         if output.task == "planning":
             self.publish_diagnostics()
 
@@ -506,6 +517,8 @@ class DriveNode:
                 for q, ms in self.books[task].percentiles().items():
                     values[f"latency_ms_{q}/{task}"] = f"{ms:.1f}"
                 values[f"output_rate_hz/{task}"] = f"{self.books[task].rate_hz(wall):.2f}"
+                for stage, ms in self.books[task].stage_medians().items():  # where the latency goes (medians)
+                    values[f"stage_ms_p50/{task}/{stage}"] = f"{ms:.1f}"
                 values[f"rate_limit_hz/{task}"] = f"{self.rate_hz(task):g}"
             first = next((t for t in self.agent.tasks if self.books[t].latencies_ms), None)
             for q, ms in (self.books[first].percentiles().items() if first else ()):

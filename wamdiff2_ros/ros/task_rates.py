@@ -49,16 +49,28 @@ class RateGate:
         self._seen_ns, self._seen_wall_ns = now_ns, wall_ns
 
 
+#: where an output's latency goes: the set waits for a worker (and the task's rate), is prepared (images
+#: encoded, shared prefix prefilled; ~0 when the other lane did it), is decoded, and is published
+STAGES = ("wait", "prepare", "decode", "publish")
+
+
 @dataclass
 class TaskBook:
-    """Recent latencies (ms, frame set received -> output published) and output times of one task."""
+    """Recent latencies (ms, frame set received -> output published), their stages and output times of one task."""
 
     latencies_ms: deque = field(default_factory=lambda: deque(maxlen=200))
     published_wall_ns: deque = field(default_factory=lambda: deque(maxlen=50))
+    stages_ms: dict = field(default_factory=lambda: {s: deque(maxlen=200) for s in STAGES})
 
-    def add(self, latency_ms: float, wall_ns: int) -> None:
+    def add(self, latency_ms: float, wall_ns: int, stages_ms: dict[str, float] | None = None) -> None:
         self.latencies_ms.append(latency_ms)
         self.published_wall_ns.append(wall_ns)
+        for stage, ms in (stages_ms or {}).items():
+            self.stages_ms[stage].append(ms)
+
+    def stage_medians(self) -> dict[str, float]:
+        """Median milliseconds per stage over the recent outputs (stages never recorded are left out)."""
+        return {s: float(np.median(v)) for s, v in self.stages_ms.items() if v}
 
     def percentiles(self) -> dict[str, float]:
         if not self.latencies_ms:
