@@ -708,7 +708,13 @@ def _score_command(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     runs = Path(args.runs)
     computes = collect_compute(registry, runs)
-    update_store(store, lambda r: r.__setitem__("_compute", computes))
+
+    def keep_known(results: dict[str, Any]) -> None:  # a run no longer on disk (another session) keeps its record
+        old = (results.get("_compute") or {}).get("runs") or {}
+        computes["runs"] = {n: c if c is not None else old.get(n) for n, c in computes["runs"].items()}
+        results["_compute"] = computes
+
+    update_store(store, keep_known)
     split_info = {
         "path": str(args.split),
         "seed": args.seed,
