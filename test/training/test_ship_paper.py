@@ -1,0 +1,53 @@
+"""Shipping a paper-table row: model files copied, lineage with compute in the card, run records archived."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from wamdiff2_ros.training import ship_paper
+
+
+def _run(root, name, steps, wall_s, init="", teacher=""):
+    d = root / name
+    d.mkdir(parents=True)
+    (d / "train_config.json").write_text(json.dumps({"batch_size": 8, "num_threads": 1, "init": init,
+                                                     "teacher": teacher, "data": {}}))
+    (d / "train_summary.json").write_text(json.dumps({"steps": steps, "wall_time_s": wall_s, "final_loss": 0.5}))
+    (d / "model.safetensors").write_bytes(b"weights")
+    (d / "config.json").write_text("{}")
+
+
+def test_config_of_follows_the_recipe():
+    assert ship_paper.config_of("tiny-b16") == ("adapt", "adapt_b16.yaml")
+    assert ship_paper.config_of("mid-b32") == ("adapt", "mid_adapt_b32.yaml")
+    assert ship_paper.config_of("tiny-b32-s3") == ("distill-model", "distill_model.yaml")
+    with pytest.raises(ValueError):
+        ship_paper.config_of("v3-b32-kd")
+
+
+def test_ship_writes_card_and_archives_lineage(tmp_path, monkeypatch):
+    runs = tmp_path / "runs"
+    _run(runs, "mid-ar", 100, 600.0)
+    _run(runs, "mid-b4", 50, 300.0, init="runs/paper/mid-ar")
+    registry = tmp_path / "paper.yaml"
+    registry.write_text("rows:\n  - key: mid-b4\n    label: teacher\n    run: mid-b4\n    block_size: 4\n"
+                        "    lineage: [mid-ar, mid-b4]\n")
+    store = tmp_path / "store.json"
+    agg = {"samples": {"planning": 2}, "planning": {"l2": 1.5, "parse_rate": 1.0, "l2_h": [0.5, 1, 2, 2.5]},
+           "understanding": {"accuracy": 0.5, "majority_accuracy": 0.25}, "perception": {"n": 0},
+           "speed": {"planning": {"tokens_per_second": 100.0, "tokens_per_forward": 2.0}}}
+    store.write_text(json.dumps({"val": {"_split": {"path": "val"}, "mid-b4": {"block_size": 4, "aggregate": agg}}}))
+    monkeypatch.setattr(ship_paper, "ARCHIVE", tmp_path / "archive")
+    out = tmp_path / "checkpoints"
+    assert ship_paper.main(["--row", "mid-b4", "--name", "m", "--runs", str(runs), "--registry", str(registry),
+                            "--store", str(store), "--out", str(out)]) == 0
+    text = (out / "m" / "README.md").read_text()
+    assert (out / "m" / "model.safetensors").read_bytes() == b"weights"
+    assert "`config/train/paper/mid_adapt_b4.yaml`" in text and "| mid-ar |" in text  # the init of mid-b4
+    assert "Total: 150 steps, 1200 samples, 15.0 CPU core-minutes." in text
+    assert "**1.500 m**" in text and "majority answer 0.25" in text
+    assert (tmp_path / "archive" / "mid-b4" / "train_summary.json").is_file()
+    assert ship_paper.main(["--row", "nope", "--name", "m", "--runs", str(runs), "--registry", str(registry),
+                            "--store", str(store), "--out", str(out)]) == 2
