@@ -33,6 +33,9 @@ class DataConfig:
     max_pixels: int = 0  # 0: the preset's budget
     seed: int = 0
     targets: str = ""  # sequence-level distillation: a `wamdiff2 train relabel` JSON replacing these answers
+    # planning samples that start from a standstill (ego stopped, the plan moves off) are ~3 % of a synthetic
+    # split; repeat each this many times in total (1: as they come). Not part of the tokenised cache.
+    oversample_starts: int = 1
 
 
 @dataclass
@@ -121,6 +124,9 @@ class TrainConfig:
         unknown = [t for t in self.data.tasks if t not in ("planning", "perception", "understanding")]
         if unknown or not self.data.tasks:
             raise bad("data.tasks", "must be a non-empty subset of planning, perception, understanding")
+        if isinstance(self.data.oversample_starts, bool) or not isinstance(self.data.oversample_starts, int) \
+                or self.data.oversample_starts < 1:
+            raise bad("data.oversample_starts", "must be an integer >= 1 (1: off)")
         return self
 
     @property

@@ -140,7 +140,7 @@ class TokenizedDataset:
         if cache_dir:
             path = Path(cache_dir) / f"samples-{_cache_key(data, vla)}.pt"
             if path.is_file():
-                return cls(torch.load(path, weights_only=True))
+                return cls(oversample_starts(torch.load(path, weights_only=True), data.oversample_starts))
             if not build:
                 raise FileNotFoundError(f"no tokenised cache {path}")
         samples = build_samples(data)
@@ -156,7 +156,32 @@ class TokenizedDataset:
             tmp = path.with_suffix(f".tmp{random.getrandbits(32)}")
             torch.save(rows, tmp)
             tmp.replace(path)
-        return cls(rows)
+        return cls(oversample_starts(rows, data.oversample_starts))
+
+
+#: a plan "starts from a standstill" when its first waypoint (0.5 s) is within STILL_M of the ego and its
+#: last (4 s) at least MOVES_M away
+STILL_M, MOVES_M = 0.3, 3.0
+
+
+def starts_from_standstill(row: dict[str, Any]) -> bool:
+    """True for a planning row whose ground truth starts from a stop and moves off (e.g. on green)."""
+    import numpy as np
+
+    if row.get("task") != "planning":
+        return False
+    xy = trajectory_of(row)
+    return bool(np.hypot(*xy[0]) < STILL_M and np.hypot(*xy[-1]) >= MOVES_M)
+
+
+def oversample_starts(rows: list[dict[str, Any]], factor: int) -> list[dict[str, Any]]:
+    """``rows`` with every start-from-standstill planning row repeated ``factor`` times in total (after the rest)."""
+    if factor < 1:
+        raise ValueError(f"data.oversample_starts must be >= 1, got {factor}")
+    if factor == 1:
+        return rows
+    starts = [r for r in rows if starts_from_standstill(r)]
+    return rows + starts * (factor - 1)
 
 
 def prompt_of(row: dict[str, Any]) -> dict[str, torch.Tensor]:
