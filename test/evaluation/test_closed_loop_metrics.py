@@ -223,3 +223,14 @@ def test_driving_score_coefficients():
         infraction_penalty({"speeding": 1})
     with pytest.raises(ValueError, match="completion"):
         driving_score(1.5, {})
+
+
+def test_paired_driving_score_differences_over_shared_routes():
+    from wamdiff2_ros.evaluation.closed_loop.report import paired_ds
+
+    results = [{"route": f"r{i}", "policy": "student (tiny)", "driving_score": 0.5 + 0.1 * (i % 2)} for i in range(6)]
+    results += [{"route": f"r{i}", "policy": "constant-velocity", "driving_score": 0.4} for i in range(5)]
+    p = paired_ds(results, "student", "constant-velocity", n=2000)
+    assert p["routes"] == 5 and p["wins"] == 5 and p["losses"] == 0  # r5 has no baseline run
+    assert abs(p["mean"] - 0.14) < 1e-9 and 0.099 <= p["low"] <= p["mean"] <= p["high"] <= 0.201
+    assert paired_ds(results, "student", "ar") is None

@@ -22,6 +22,7 @@ from wamdiff2_ros.evaluation.closed_loop.routes import RouteSpec, build_route
 from wamdiff2_ros.evaluation.closed_loop.runner import RouteResult
 from wamdiff2_ros.evaluation.closed_loop.scoring import PENALTIES
 from wamdiff2_ros.evaluation.report import format_cell
+from wamdiff2_ros.evaluation.stats import paired_bootstrap
 
 COLUMNS = (
     ("driving_score", "DS"),
@@ -74,6 +75,26 @@ def targets(summary: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, bool | 
     return out
 
 
+#: the paired comparisons stated under the table: (policy, baseline), by name prefix as in :func:`targets`
+PAIRS = (("student", "constant-velocity"), ("student", "ar"), ("ar", "constant-velocity"))
+
+
+def paired_ds(results: Sequence[Mapping[str, Any]], a: str, b: str, n: int = 10000) -> dict[str, Any] | None:
+    """Per-route driving-score difference a - b over the routes both ran, with a 95 % paired bootstrap interval."""
+    def of(prefix: str) -> dict[str, float]:
+        return {r["route"]: float(r["driving_score"]) for r in results
+                if r["policy"] == prefix or r["policy"].startswith(prefix + " (")}
+
+    da, db = of(a), of(b)
+    routes = sorted(set(da) & set(db))
+    if not routes:
+        return None
+    boot = paired_bootstrap([da[r] - db[r] for r in routes], n=n, seed=0)
+    wins = sum(da[r] > db[r] for r in routes)
+    return {"a": a, "b": b, "routes": len(routes), "wins": wins, "losses": sum(da[r] < db[r] for r in routes),
+            "mean": boot["mean"], "low": boot["low"], "high": boot["high"]}
+
+
 def payload(summary: Mapping[str, Any], results: Sequence[RouteResult], routes: Sequence[RouteSpec],
             settings: Mapping[str, Any], command: str, wall_s: float) -> dict[str, Any]:
     """Everything the JSON file holds."""
@@ -121,6 +142,14 @@ def summary_lines(data: Mapping[str, Any], level: int = 1, plots: str | None = N
     for t in data["targets"]:
         state = "met" if t["met"] else ("not met" if t["met"] is False else "not measured")
         lines.append(f"- {t['target']}: **{state}** ({t['measured']})")
+    pairs = [p for p in (paired_ds(data["results"], a, b) for a, b in PAIRS) if p is not None]
+    if pairs:
+        lines += ["", "Paired per-route driving-score differences (same routes, same seeds; 95 % bootstrap interval "
+                  "over routes, 10000 resamples):", ""]
+        for p in pairs:
+            sure = "above 0" if p["low"] > 0 else ("below 0" if p["high"] < 0 else "includes 0")
+            lines.append(f"- {p['a']} - {p['b']}: {p['mean']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}] over "
+                         f"{p['routes']} routes ({p['wins']} better, {p['losses']} worse; the interval {sure})")
     if plots:
         lines += ["", f"Per-route results and a BEV plot per route (each policy's path, infractions marked): {plots}."]
     return lines
