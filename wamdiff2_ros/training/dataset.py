@@ -20,10 +20,15 @@ from typing import Any
 
 import torch
 
-from wamdiff2_ros.training.config import DataConfig
+from wamdiff2_ros.training.config import DataConfig, TrainConfig
 
 CACHE_VERSION = 1
 PROMPT_KEYS = ("input_ids", "attention_mask", "mm_token_type_ids", "position_ids", "pixel_values", "image_grid_thw")
+
+
+def cache_dir_for(cfg: TrainConfig) -> Path:
+    """Where a stage's tokenised samples are cached: ``data.cache_dir``, else ``<output_dir>/../cache``."""
+    return Path(cfg.data.cache_dir) if cfg.data.cache_dir else Path(cfg.output_dir).parent / "cache"
 
 
 def resolve_dirs(data: DataConfig) -> tuple[Path, Path | None]:

@@ -32,7 +32,7 @@ from typing import Any
 import torch
 
 from wamdiff2_ros.training.config import TrainConfig
-from wamdiff2_ros.training.dataset import DataPosition, ShardedBatches, TokenizedDataset, collate
+from wamdiff2_ros.training.dataset import DataPosition, ShardedBatches, TokenizedDataset, cache_dir_for, collate
 
 CHECKPOINT_DIR = "checkpoint"
 STATE_FILE = "trainer_state.pt"
@@ -152,10 +152,6 @@ def load_teacher(cfg: TrainConfig, device: torch.device, student: Any = None):
     for p in teacher.model.parameters():
         p.requires_grad_(False)
     return teacher
-
-
-def cache_dir_for(cfg: TrainConfig) -> Path:
-    return Path(cfg.data.cache_dir) if cfg.data.cache_dir else Path(cfg.output_dir).parent / "cache"
 
 
 def load_dataset(cfg: TrainConfig, vla: Any, info: DistInfo) -> TokenizedDataset:

@@ -119,8 +119,7 @@ def relabel(args: argparse.Namespace) -> int:
     """Write the teacher's answers to the training prompts (sequence-level distillation targets)."""
     from wamdiff2_ros.model.loader import ModelLoadError, load_model
     from wamdiff2_ros.training.config import TrainConfigError, load_config
-    from wamdiff2_ros.training.dataset import TokenizedDataset
-    from wamdiff2_ros.training.engine import cache_dir_for
+    from wamdiff2_ros.training.dataset import TokenizedDataset, cache_dir_for
 
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     try:
