@@ -13,7 +13,8 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=["wamdiff2_ros", "wamdiff2_ros.*"], exclude=["wamdiff2_ros.msg"]),
-    package_data={"wamdiff2_ros": ["assets/*", "assets/**/*"]},
+    # files the package reads at run time (the tokenizer a fresh model is built with); presets are Python
+    package_data={"wamdiff2_ros.model": ["assets/*"]},
     install_requires=[
         "torch>=2.4",
         "transformers>=4.57",

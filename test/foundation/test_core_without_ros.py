@@ -44,6 +44,8 @@ def test_wheel_holds_core_and_cli_but_no_generated_messages(repo, tmp_path):
     for room in (*CORE, "ros"):
         assert f"wamdiff2_ros/{room}/__init__.py" in names, room
     assert "wamdiff2_ros/cli.py" in names
+    assert "wamdiff2_ros/model/assets/tokenizer.json" in names  # `wamdiff2 model init` builds on it
+    assert "wamdiff2_ros/model/presets.py" in names
     assert not any(n.startswith("wamdiff2_ros/msg/") for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
@@ -73,3 +75,10 @@ def test_installed_wheel_runs_cli_outside_the_source_tree(repo, tmp_path):
     assert out.returncode == 0, out.stderr
     for command in ("model", "bench", "synth", "data", "train", "eval", "bag", "demo"):
         assert command in out.stdout
+    # a fresh model from the installed wheel alone (its tokenizer asset included)
+    init = code.replace("sys.exit(c.main(['--help']))", "sys.exit(c.main(sys.argv[3:]))")
+    made = tmp_path / "fresh-tiny"
+    out = subprocess.run([sys.executable, "-c", init, str(target), str(repo), "model", "init", "--preset", "tiny",
+                          "--out", str(made)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (made / "config.json").is_file() and (made / "tokenizer.json").is_file()
