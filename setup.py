@@ -4,11 +4,18 @@ The ROS 2 side (messages, node executables, launch and config files) is built by
 colcon from CMakeLists.txt; see README.md.
 """
 
+import re
+from pathlib import Path
+
 from setuptools import find_packages, setup
+
+# the version is written once, in wamdiff2_ros/__init__.py (read as text: no import of the package here)
+VERSION = re.search(r'^__version__ = "([^"]+)"', (Path(__file__).parent / "wamdiff2_ros" / "__init__.py").read_text(),
+                    re.MULTILINE).group(1)
 
 setup(
     name="wamdiff2_ros",
-    version="0.1.0",
+    version=VERSION,
     description="WAM-Diff2 block-diffusion driving VLA as a ROS 2 package",
     license="Apache-2.0",
     python_requires=">=3.10",

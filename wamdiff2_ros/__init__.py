@@ -10,4 +10,4 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written (setup.py reads it; package.xml must match)

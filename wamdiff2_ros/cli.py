@@ -93,7 +93,9 @@ def _top_parser() -> argparse.ArgumentParser:
         prog="wamdiff2",
         description="WAM-Diff2 driving VLA: models, data, training, evaluation, ROS 2 demo.",
     )
-    parser.add_argument("--version", action="version", version="wamdiff2_ros 0.1.0")
+    from wamdiff2_ros import __version__
+
+    parser.add_argument("--version", action="version", version=f"wamdiff2_ros {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, spec) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, add_help=False)

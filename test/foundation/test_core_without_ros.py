@@ -82,3 +82,17 @@ def test_installed_wheel_runs_cli_outside_the_source_tree(repo, tmp_path):
                           "--out", str(made)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert (made / "config.json").is_file() and (made / "tokenizer.json").is_file()
+
+
+def test_version_is_written_once(repo):
+    """setup.py and the CLI read wamdiff2_ros.__version__; package.xml (parsed by ROS tools) must carry the same."""
+    import re
+
+    import wamdiff2_ros
+
+    xml = (repo / "package.xml").read_text()
+    assert re.search(r"<version>([^<]+)</version>", xml).group(1) == wamdiff2_ros.__version__
+    out = subprocess.run([sys.executable, "-m", "wamdiff2_ros.cli", "--version"], capture_output=True, text=True, cwd=repo)
+    assert out.stdout.strip() == f"wamdiff2_ros {wamdiff2_ros.__version__}"
+    for path in ("setup.py", "wamdiff2_ros/cli.py"):
+        assert wamdiff2_ros.__version__ not in (repo / path).read_text(), f"{path} writes the version again"
