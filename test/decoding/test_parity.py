@@ -134,7 +134,7 @@ def test_step_cap_fills_leftovers(vla, make_inputs):
 
 
 def test_model_room_tiny_preset_parity():
-    loader = pytest.importorskip("wamdiff2_ros.model.loader")
+    from wamdiff2_ros.model import loader
     from wamdiff2_ros.model.inputs import build_inputs
 
     torch.set_num_threads(1)

@@ -56,7 +56,7 @@ def test_select_to_commit_rule():
 
 
 def test_prompt_mask_matches_model_room_and_ignores_padding():
-    masks = pytest.importorskip("wamdiff2_ros.model.masks")
+    from wamdiff2_ros.model import masks
     for block in (1, 3, 4):
         unpadded = prompt_block_mask(torch.ones(1, 9, dtype=torch.bool), block)[0]
         assert torch.equal(unpadded, masks.prefill_block_mask(9, block))

@@ -5,13 +5,11 @@ import json
 import numpy as np
 import pytest
 
+from wamdiff2_ros.data import navsim
 from wamdiff2_ros.data.bags import BagWriter, trajectory_message
+from wamdiff2_ros.evaluation.groundtruth import ground_truth_from_logs
 
-navsim = pytest.importorskip("wamdiff2_ros.data.navsim")
-
-from wamdiff2_ros.evaluation.groundtruth import ground_truth_from_logs  # noqa: E402
-
-from .navsim_fixture import write_log  # noqa: E402
+from .navsim_fixture import write_log
 
 
 @pytest.fixture()
