@@ -5,7 +5,7 @@ STAMPS := .stamps
 ROS_SOURCES := CMakeLists.txt package.xml $(shell find msg wamdiff2_ros scripts launch config checkpoints test/interfaces -type f -not -path '*/__pycache__/*' 2>/dev/null)
 PYTEST_ARGS ?=
 
-.PHONY: setup test demo lint lock clean reproduce bench
+.PHONY: setup test test-fast demo lint lock clean reproduce bench
 
 setup: $(STAMPS)/venv $(STAMPS)/colcon
 
@@ -21,6 +21,10 @@ $(STAMPS)/colcon: $(STAMPS)/venv tools/build_ros.sh tools/fix_ros_cmake_paths.py
 
 test: setup
 	tools/ros_env.sh python -m pytest $(PYTEST_ARGS)
+
+# The quick subset (under a minute on 2 cores): no test marked slow or ros (test/conftest.py).
+test-fast: setup
+	tools/ros_env.sh python -m pytest -m "not slow and not ros" $(PYTEST_ARGS)
 
 demo: setup
 	tools/ros_env.sh wamdiff2 demo

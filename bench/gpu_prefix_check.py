@@ -42,8 +42,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    from wamdiff2_ros.agent import DrivingAgent, EgoMotion
     from wamdiff2_ros.data.world import World
-    from wamdiff2_ros.decoding.agent import DrivingAgent, EgoStatus
     from wamdiff2_ros.decoding.config import DecodeConfig
     from wamdiff2_ros.model.cameras import NAVSIM_CAMERAS
     from wamdiff2_ros.model.checkpoints import default_checkpoint
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             world.step(1.0)
             state = world.ego_state()
             images = world.render(list(cameras), (512, 256))
-            ego, command = EgoStatus((state.vx, state.vy), (state.ax, state.ay)), world.route_command()
+            ego, command = EgoMotion((state.vx, state.vy), (state.ax, state.ay)), world.route_command()
             ctx = agent.prepare(images, ego, command)
             if index == 0 and args.static_shapes:
                 for lane in agent._lanes.values():

@@ -1,4 +1,4 @@
-"""Shared pytest fixtures: repository paths, isolated ROS 2 environments, process cleanup."""
+"""Shared pytest fixtures: repository paths, isolated ROS 2 environments, process cleanup; the markers."""
 
 from __future__ import annotations
 
@@ -10,6 +10,33 @@ import tempfile
 
 import pytest
 from helpers_ros import REPO, RosPeer, ros_available, ros_environment
+
+# The markers `ros` and `slow` (pyproject.toml) are given here, in one place, not in the test files:
+# `ros` to every test of test/ros and every test using a ROS fixture (it starts nodes or an rclpy peer),
+# `slow` to the tests listed in slow_tests.txt. `make test-fast` runs `-m "not slow and not ros"`.
+ROS_ROOM = "test/ros/"
+ROS_FIXTURES = {"ros_env", "ros_peer"}
+SLOW_TESTS = pathlib.Path(__file__).with_name("slow_tests.txt")
+
+
+def slow_tests() -> set[str]:
+    """Entries of slow_tests.txt: a file (`test/x/test_y.py`) or a test (`...::test_z`, any parameters)."""
+    lines = SLOW_TESTS.read_text(encoding="utf-8").splitlines()
+    return {line.split("#", 1)[0].strip() for line in lines} - {""}
+
+
+def pytest_collection_modifyitems(config, items):
+    slow = slow_tests()
+    for item in items:
+        try:
+            path = pathlib.Path(item.path).resolve().relative_to(REPO).as_posix()
+        except ValueError:  # not a test of this repository
+            continue
+        name = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else ""
+        if path.startswith(ROS_ROOM) or ROS_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.ros)
+        if {path, f"{path}::{name}", f"{path}::{name.split('[', 1)[0]}"} & slow:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

@@ -91,7 +91,7 @@ stage3() { train distill-model distill_model.yaml tiny-b32-s3 tiny-b32-s2 mid-b3
 ar_equal_compute() {  # continue tiny-ar (a copy) until its compute >= the student's own lineage (Stage III's teacher
   # forward passes included; the teacher's own training, mid-*, is reported in its row, not added here)
   local steps
-  steps=$("$PY" -m wamdiff2_ros.training.budget --runs "$RUNS" --baseline tiny-ar \
+  steps=$("$PY" -m wamdiff2_ros.evaluation.compute --runs "$RUNS" --baseline tiny-ar \
           --lineage tiny-ar tiny-b4 tiny-b8 tiny-b16 tiny-b32 tiny-b32-s2 tiny-b32-s3)
   echo "AR baseline: continued by $steps steps (to the compute of the student's own lineage)"
   train ar ar.yaml tiny-ar-equal tiny-ar "" "steps=$steps"

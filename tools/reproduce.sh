@@ -75,7 +75,7 @@ train_all() {
   "$PY" - "$RUNS" <<'PYEOF'
 import sys
 from wamdiff2_ros.training.config import load_config
-from wamdiff2_ros.training.dataset import TokenizedDataset
+from wamdiff2_ros.data.tokenized import TokenizedDataset
 from wamdiff2_ros.model.loader import init_model
 runs = sys.argv[1]
 cfg = load_config("config/train/ar.yaml", [f"data.logs_dir={runs}/data/synth-train", f"output_dir={runs}/tiny-ar"])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from wamdiff2_ros.evaluation import baselines
 from wamdiff2_ros.evaluation import paper_table as pt
 
 GT = [[0.5 * (i + 1) * 4.0, 0.0] for i in range(8)]  # 4 m/s straight ahead
@@ -115,7 +116,7 @@ def test_prior_box_scores_on_bev_centre_ap():
         )
         for i in range(12)
     ]
-    prior = pt.prior_box([b for r in records for b in r["gt_boxes"]])
+    prior = baselines.prior_box([b for r in records for b in r["gt_boxes"]])
     assert prior["label"] == "vehicle" and abs(prior["center"][0] - 15.2) < 0.3
     agg = pt.aggregate(records, {"source": "constructed", "qa_answers": {}, "prior_box": prior})
     assert agg["perception"]["prior_bev_map"] > 0 and agg["perception"]["prior_bev_ap"]["1"] > 0

@@ -9,6 +9,7 @@ import sys
 import zipfile
 
 CORE = ("model", "decoding", "training", "data", "evaluation")
+CORE_MODULES = ("agent", "control", "_lazy")  # top-level modules of the core
 
 PROBE = r"""
 import importlib, json, pkgutil, sys
@@ -20,13 +21,16 @@ for room in %r:
     for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
         importlib.import_module(info.name)
         imported.append(info.name)
+for module in %r:
+    importlib.import_module("wamdiff2_ros." + module)
+    imported.append("wamdiff2_ros." + module)
 importlib.import_module("wamdiff2_ros.cli")
 print(json.dumps({"imported": imported, "ros": sorted(m for m in sys.modules if m.split(".")[0] in ("rclpy", "rosidl_runtime_py", "launch", "launch_ros") or m == "wamdiff2_ros.msg")}))
 """
 
 
 def test_core_modules_never_import_ros(repo):
-    out = subprocess.run([sys.executable, "-c", PROBE % (CORE,)], cwd=repo, capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", PROBE % (CORE, CORE_MODULES)], cwd=repo, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     info = json.loads(out.stdout)
     assert info["ros"] == [], f"core imported ROS modules: {info['ros']}"
@@ -44,6 +48,8 @@ def test_wheel_holds_core_and_cli_but_no_generated_messages(repo, tmp_path):
     for room in (*CORE, "ros"):
         assert f"wamdiff2_ros/{room}/__init__.py" in names, room
     assert "wamdiff2_ros/cli.py" in names
+    for module in CORE_MODULES:
+        assert f"wamdiff2_ros/{module}.py" in names, module
     assert "wamdiff2_ros/model/assets/tokenizer.json" in names  # `wamdiff2 model init` builds on it
     assert "wamdiff2_ros/model/presets.py" in names
     assert not any(n.startswith("wamdiff2_ros/msg/") for n in names)

@@ -198,7 +198,7 @@ def test_readme_deploy_commands_name_real_arguments_parameters_files_and_tests()
 def test_detections_message_carries_each_box_score(ros_env):
     from transformers import AutoTokenizer
 
-    from wamdiff2_ros.decoding.agent import AgentOutput, TaskOutput
+    from wamdiff2_ros.agent import AgentOutput, TaskOutput
     from wamdiff2_ros.decoding.config import DecodeStats
     from wamdiff2_ros.model import codecs
     from wamdiff2_ros.ros.conversions import detections_msg

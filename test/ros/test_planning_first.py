@@ -131,9 +131,9 @@ def check_stamps(feed: Feed) -> None:
 def test_plans_keep_their_rate_while_a_slow_perception_decode_runs(repo, ros_env, processes, ros_peer):
     from wamdiff2_ros.ros.msg_utils import stamp_to_ns
 
-    planning_hz = 1.0  # low enough for a loaded 2-core machine; the old node planned once per perception decode
+    planning_hz = 1.0  # perception_max_new_tokens 768: a perception decode of the untrained tiny model lasts 2 s or more even on an idle machine (256 tokens took 0.6 s, too short for a window); low enough for a loaded 2-core machine; the old node planned once per perception decode
     proc = start_driver(processes, repo, ros_env, ["CAM_F0"], "-p", f"planning_rate_hz:={planning_hz}",
-                        "-p", "perception_rate_hz:=100.0", "-p", "perception_max_new_tokens:=256",
+                        "-p", "perception_rate_hz:=100.0", "-p", "perception_max_new_tokens:=768",
                         "-p", "understanding_rate_hz:=0.0")
     feed = Feed(ros_peer, ["CAM_F0"])
     feed.wait_ready(proc)
@@ -156,7 +156,7 @@ def test_plans_keep_their_rate_while_a_slow_perception_decode_runs(repo, ros_env
             f"{len(plans)} plans during a {busy:.1f} s perception decode at planning_rate_hz {planning_hz}")
         # the boxes carry the stamp of the frame set perception started on, not the newest one
         assert stamp_to_ns(stats.header.stamp) <= (time.time_ns() - (time.monotonic() - received) * 1e9) - 0.8 * busy * 1e9
-    assert windows >= 1, [(round(t - start, 1), round((m.prefill_ms + m.decode_ms) / 1000, 1)) for t, m in scene_stats]
+    assert windows >= 1, [(round(t - start, 1), round((m.prefill_ms + m.decode_ms) / 1000, 1), m.generated_tokens) for t, m in scene_stats]
     plans = feed.outputs("trajectory", start + 2.0, end)
     assert 0.6 * planning_hz * (end - start - 2.0) <= len(plans) <= planning_hz * (end - start - 2.0) + 2, (
         f"{len(plans)} plans in {end - start - 2.0:.1f} s at planning_rate_hz {planning_hz}; {feed.diag()}")

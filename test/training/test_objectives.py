@@ -7,9 +7,10 @@ import math
 import pytest
 import torch
 
+from wamdiff2_ros.data.tokenized import TokenizedDataset
 from wamdiff2_ros.model.forward import diffusion_forward
 from wamdiff2_ros.model.loader import init_model
-from wamdiff2_ros.training.dataset import TokenizedDataset, collate
+from wamdiff2_ros.training.dataset import collate
 
 B = 4
 

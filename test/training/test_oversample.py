@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from wamdiff2_ros.data.tokenized import oversample_starts, starts_from_standstill
 from wamdiff2_ros.training.config import TrainConfig
-from wamdiff2_ros.training.dataset import oversample_starts, starts_from_standstill
 
 
 def _row(task, trajectory, rid):

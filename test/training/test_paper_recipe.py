@@ -59,7 +59,7 @@ def test_recipe_phases():
 def test_equal_compute_budget(tmp_path):
     import json
 
-    from wamdiff2_ros.training.budget import equal_compute_steps, run_compute
+    from wamdiff2_ros.evaluation.compute import equal_compute_steps, run_compute
 
     def run(name, steps, batch, wall, threads=1):
         d = tmp_path / name

@@ -10,10 +10,10 @@ import torch
 import yaml
 
 from wamdiff2_ros import cli
+from wamdiff2_ros.data.tokenized import TokenizedDataset
 from wamdiff2_ros.model import codecs
 from wamdiff2_ros.model.inputs import encode_response
 from wamdiff2_ros.model.loader import load_model
-from wamdiff2_ros.training.dataset import TokenizedDataset
 from wamdiff2_ros.training.engine import DistInfo, evaluation_loss, load_dataset, load_student, train
 from wamdiff2_ros.training.relabel import TARGETS_VERSION, apply_targets, load_targets, target_key
 from wamdiff2_ros.training.ship import relabel_row

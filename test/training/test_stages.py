@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
+from wamdiff2_ros.data.tokenized import TokenizedDataset
 from wamdiff2_ros.model.loader import load_model
-from wamdiff2_ros.training.dataset import TokenizedDataset
 from wamdiff2_ros.training.engine import evaluation_loss, load_teacher, train
 
 

@@ -6,8 +6,7 @@ at import time). See ``README.md`` in this folder for the on-disk layout.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from wamdiff2_ros._lazy import lazy_exports
 
 _EXPORTS = {
     "safe_load_pickle": "pickle_safe",
@@ -29,10 +28,4 @@ _EXPORTS = {
     "to_conversation": "samples",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -1,4 +1,7 @@
-"""SE(2)/SE(3) helpers for NAVSIM poses: quaternions (w, x, y, z), yaw, relative poses."""
+"""SE(2)/SE(3) frame helpers for NAVSIM poses: relative poses and rotations about z.
+
+Angles and quaternions (w, x, y, z) are the shared ones of :mod:`wamdiff2_ros.geometry`.
+"""
 
 from __future__ import annotations
 
@@ -6,30 +9,13 @@ import math
 
 import numpy as np
 
+from wamdiff2_ros.geometry import wrap_angle
+
 __all__ = [
-    "normalize_angle",
-    "yaw_from_quaternion",
-    "quaternion_from_yaw",
     "absolute_to_relative_se2",
     "relative_to_absolute_se2",
     "rotation_z",
 ]
-
-
-def normalize_angle(angle: np.ndarray | float) -> np.ndarray | float:
-    """Angle(s) wrapped to [-pi, pi]."""
-    return np.arctan2(np.sin(angle), np.cos(angle))
-
-
-def yaw_from_quaternion(q: np.ndarray | list[float]) -> float:
-    """Yaw (rotation about z) of a unit quaternion given as (w, x, y, z)."""
-    w, x, y, z = (float(v) for v in q)
-    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-
-
-def quaternion_from_yaw(yaw: float) -> np.ndarray:
-    """Unit quaternion (w, x, y, z) of a rotation by ``yaw`` about z."""
-    return np.array([math.cos(yaw / 2.0), 0.0, 0.0, math.sin(yaw / 2.0)], dtype=np.float64)
 
 
 def rotation_z(yaw: float) -> np.ndarray:
@@ -48,7 +34,7 @@ def absolute_to_relative_se2(origin: np.ndarray, poses: np.ndarray) -> np.ndarra
     out = np.empty_like(poses)
     out[..., 0] = c * dx + s * dy
     out[..., 1] = -s * dx + c * dy
-    out[..., 2] = normalize_angle(poses[..., 2] - oh)
+    out[..., 2] = wrap_angle(poses[..., 2] - oh, method="atan2")
     return out
 
 
@@ -60,5 +46,5 @@ def relative_to_absolute_se2(origin: np.ndarray, poses: np.ndarray) -> np.ndarra
     out = np.empty_like(poses)
     out[..., 0] = ox + c * poses[..., 0] - s * poses[..., 1]
     out[..., 1] = oy + s * poses[..., 0] + c * poses[..., 1]
-    out[..., 2] = normalize_angle(poses[..., 2] + oh)
+    out[..., 2] = wrap_angle(poses[..., 2] + oh, method="atan2")
     return out

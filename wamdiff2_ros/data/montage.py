@@ -17,6 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from wamdiff2_ros.data.world import EGO_LENGTH, EGO_REAR_AXLE_TO_CENTER, EGO_WIDTH
+from wamdiff2_ros.geometry import box_corners, footprint_corners
+
 __all__ = ["make_montage", "main"]
 
 CAMERAS = ("CAM_L0", "CAM_F0", "CAM_R0", "CAM_B0")
@@ -27,12 +30,6 @@ def _to_ego(points: np.ndarray, pose: np.ndarray) -> np.ndarray:
     c, s = math.cos(yaw), math.sin(yaw)
     d = np.asarray(points, dtype=np.float64) - np.array([x, y])
     return np.stack([c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]], axis=-1)
-
-
-def _box_outline(x: float, y: float, length: float, width: float, yaw: float) -> np.ndarray:
-    c, s = math.cos(yaw), math.sin(yaw)
-    local = np.array([[1, 1], [1, -1], [-1, -1], [-1, 1], [1, 1]]) * np.array([length / 2, width / 2])
-    return np.stack([x + c * local[:, 0] - s * local[:, 1], y + s * local[:, 0] + c * local[:, 1]], axis=1)
 
 
 def _pick_scene(logs, road_map) -> int:  # noqa: ANN001
@@ -117,7 +114,7 @@ def make_montage(out: str | Path, seed: int = 3, frames: int = 48, size: tuple[i
         bev.add_patch(Polygon(np.stack([-e[:, 1], e[:, 0]], 1), closed=True, color="#c8c8c8", zorder=1))
     for inter in road_map.intersections:
         h = inter.half_size
-        corners = _box_outline(inter.center[0], inter.center[1], 2 * h, 2 * h, inter.heading)
+        corners = box_corners(inter.center[0], inter.center[1], 2 * h, 2 * h, inter.heading)
         e = _to_ego(corners, pose)
         bev.add_patch(Polygon(np.stack([-e[:, 1], e[:, 0]], 1), closed=True, color="#c8c8c8", zorder=1))
     for lane in road_map.lanes.values():
@@ -128,7 +125,7 @@ def make_montage(out: str | Path, seed: int = 3, frames: int = 48, size: tuple[i
     route = _to_ego(road_map.route_polyline().points, pose)
     bev.plot(-route[:, 1], route[:, 0], color="#3070d0", lw=1.0, alpha=0.5, zorder=3, label="route")
     for b in road_map.buildings:
-        e = _to_ego(_box_outline(b.x, b.y, b.length, b.width, b.yaw), pose)
+        e = _to_ego(box_corners(b.x, b.y, b.length, b.width, b.yaw), pose)
         bev.add_patch(Polygon(np.stack([-e[:, 1], e[:, 0]], 1), closed=True, color=np.array(b.color) / 255,
                               alpha=0.6, zorder=2))
     states = road_map.signal_states(time_s)
@@ -140,11 +137,11 @@ def make_montage(out: str | Path, seed: int = 3, frames: int = 48, size: tuple[i
     anns = frame.annotations
     if anns is not None:
         for box, name in zip(anns.boxes, anns.names, strict=True):
-            outline = _box_outline(box[0], box[1], box[3], box[4], box[6])
+            outline = box_corners(box[0], box[1], box[3], box[4], box[6])
             color = "#d04020" if name == "vehicle" else "#8020c0"
             bev.add_patch(Polygon(np.stack([-outline[:, 1], outline[:, 0]], 1), closed=True, fc=color, ec="k",
                                   lw=0.4, alpha=0.85, zorder=6))
-    ego = _box_outline(1.461, 0.0, 5.176, 2.297, 0.0)
+    ego = footprint_corners(0.0, 0.0, 0.0, EGO_LENGTH, EGO_WIDTH, EGO_REAR_AXLE_TO_CENTER)
     bev.add_patch(Polygon(np.stack([-ego[:, 1], ego[:, 0]], 1), closed=True, fc="#2050ff", ec="k", lw=0.6, zorder=7))
     bev.plot(-trajectory[:, 1], trajectory[:, 0], "o-", color="#00a0ff", ms=3, lw=1.2, zorder=8,
              label="ground truth 4 s")

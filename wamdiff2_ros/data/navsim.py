@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.data.geometry import absolute_to_relative_se2, yaw_from_quaternion
+from wamdiff2_ros.data.geometry import absolute_to_relative_se2
 from wamdiff2_ros.data.pickle_safe import safe_load_pickle
+from wamdiff2_ros.geometry import yaw_from_quaternion
 
 __all__ = [
     "CAMERA_NAMES",

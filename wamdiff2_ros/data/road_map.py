@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.data.geometry import normalize_angle
 from wamdiff2_ros.data.polyline import Polyline, arc_points, offset_points, straight_points
+from wamdiff2_ros.geometry import box_corners, wrap_angle
 
 __all__ = [
     "LANE_WIDTH",
@@ -111,7 +111,7 @@ class Intersection:
 
     def arm_heading(self, arm: int) -> float:
         """Outward heading of arm ``arm`` (0 front, 1 left, 2 back, 3 right of the route's approach)."""
-        return float(normalize_angle(self.heading + arm * math.pi / 2.0))
+        return float(wrap_angle(self.heading + arm * math.pi / 2.0, method="atan2"))
 
     @property
     def exit_arm(self) -> int:
@@ -283,7 +283,7 @@ class RoadMap:
         heading = self.lane_heading(x, y)
         if heading is None:
             return True
-        return abs(float(normalize_angle(yaw - heading))) <= tolerance
+        return abs(float(wrap_angle(yaw - heading, method="atan2"))) <= tolerance
 
     def signal_states(self, time_s: float) -> dict[int, str]:
         """State of every signalised connector (by lane connector id) at ``time_s``."""
@@ -413,7 +413,7 @@ def _route_pieces(rng: np.random.Generator, start: _Cursor, min_length: float, h
             current.append(tail)
             roads.append(_concat(current))
             break
-        rel = float(normalize_angle(cur.heading - h0))
+        rel = float(wrap_angle(cur.heading - h0, method="atan2"))
         choice = rng.random()
         if since_intersection >= 30.0 and choice < intersection_prob:
             allowed = ["straight"]
@@ -427,7 +427,7 @@ def _route_pieces(rng: np.random.Generator, start: _Cursor, min_length: float, h
             center = cur.pos + INTERSECTION_HALF_SIZE * _unit(cur.heading)
             inters.append((center.copy(), cur.heading, turn))
             delta = {"left": math.pi / 2, "straight": 0.0, "right": -math.pi / 2}[turn]
-            cur.heading = float(normalize_angle(cur.heading + delta))
+            cur.heading = float(wrap_angle(cur.heading + delta, method="atan2"))
             cur.pos = center + INTERSECTION_HALF_SIZE * _unit(cur.heading)
             first = straight_points(cur.pos, cur.heading, float(rng.uniform(35.0, 60.0)))
             current = [first]
@@ -441,7 +441,7 @@ def _route_pieces(rng: np.random.Generator, start: _Cursor, min_length: float, h
             piece = arc_points(cur.pos, cur.heading, radius, angle)
             current.append(piece)
             cur.pos = piece[-1].copy()
-            cur.heading = float(normalize_angle(cur.heading + angle))
+            cur.heading = float(wrap_angle(cur.heading + angle, method="atan2"))
             since_intersection += abs(angle) * radius
         else:
             length = float(rng.uniform(25.0, 70.0))
@@ -466,7 +466,7 @@ def _connector_points(inter: Intersection, arm_in: int, arm_out: int) -> tuple[n
     heading_in = a_in + math.pi
     p0 = inter.center + h * _unit(a_in) + (LANE_WIDTH / 2) * _left_normal(a_in)
     p1 = inter.center + h * _unit(a_out) - (LANE_WIDTH / 2) * _left_normal(a_out)
-    delta = float(normalize_angle(a_out - heading_in))
+    delta = float(wrap_angle(a_out - heading_in, method="atan2"))
     if abs(delta) < 0.1:
         return straight_points(p0, heading_in, float(np.linalg.norm(p1 - p0)), step=1.0), "straight"
     if delta > 0:
@@ -535,15 +535,15 @@ def scripted_road_map(rng: np.random.Generator, pieces: list[tuple], origin: tup
             current = []
             center = cur.pos + INTERSECTION_HALF_SIZE * _unit(cur.heading)
             inters.append((center.copy(), cur.heading, turn))
-            cur.heading = float(normalize_angle(cur.heading + {"left": math.pi / 2, "straight": 0.0,
-                                                               "right": -math.pi / 2}[turn]))
+            cur.heading = float(wrap_angle(cur.heading + {"left": math.pi / 2, "straight": 0.0,
+                                                          "right": -math.pi / 2}[turn], method="atan2"))
             cur.pos = center + INTERSECTION_HALF_SIZE * _unit(cur.heading)
             continue
         else:
             raise ValueError(f"unknown route piece {piece!r}")
         current.append(part)
         cur.pos = part[-1].copy()
-        cur.heading = float(normalize_angle(cur.heading + delta))
+        cur.heading = float(wrap_angle(cur.heading + delta, method="atan2"))
     roads.append(_concat(current))
     road_map = _assemble(rng, roads, inters, name)
     if buildings:
@@ -667,7 +667,7 @@ def _place_buildings(rng: np.random.Generator, road_map: RoadMap) -> list[Buildi
         return []
     tests = []
     for b in candidates:
-        corners = _footprint(b.x, b.y, b.yaw, b.length, b.width)
+        corners = box_corners(b.x, b.y, b.length, b.width, b.yaw)
         tests.append(np.concatenate([corners, [[b.x, b.y]], (corners + np.array([[b.x, b.y]])) / 2]))
     pts = np.concatenate(tests)
     on_road = road_map.is_drivable(pts[:, 0], pts[:, 1], margin=-clearance).reshape(len(candidates), -1).any(axis=1)
@@ -678,9 +678,3 @@ def _place_buildings(rng: np.random.Generator, road_map: RoadMap) -> list[Buildi
         if all(math.hypot(b.x - o.x, b.y - o.y) > (max(b.length, b.width) + max(o.length, o.width)) / 2 for o in out):
             out.append(b)
     return out
-
-
-def _footprint(cx: float, cy: float, yaw: float, length: float, width: float) -> np.ndarray:
-    c, s = math.cos(yaw), math.sin(yaw)
-    local = np.array([[1, 1], [1, -1], [-1, -1], [-1, 1]], dtype=np.float64) * np.array([length / 2, width / 2])
-    return np.stack([cx + c * local[:, 0] - s * local[:, 1], cy + s * local[:, 0] + c * local[:, 1]], axis=1)

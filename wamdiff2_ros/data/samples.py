@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from wamdiff2_ros.data.navsim import Frame, Scene
+from wamdiff2_ros.geometry import wrap_angle
 from wamdiff2_ros.model import codecs
 
 __all__ = [
@@ -110,7 +111,7 @@ def lead_vehicle(frame: Frame, max_distance: float = LEAD_RANGE_M) -> LeadVehicl
         x, y, _z, length, _w, _h, yaw = (float(v) for v in anns.boxes[i])
         if not (0.0 < x <= max_distance) or abs(y) > LEAD_HALF_LANE_M:
             continue
-        if abs(math.remainder(yaw, 2 * math.pi)) > math.pi / 4:
+        if abs(wrap_angle(yaw)) > math.pi / 4:
             continue
         if best is None or x < best.distance:
             speed = float(np.hypot(*anns.velocity_3d[i][:2]))

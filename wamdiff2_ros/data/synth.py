@@ -28,8 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from wamdiff2_ros.data.camera import CAMERA_MOUNTS, LIDAR2EGO_ROTATION, LIDAR2EGO_TRANSLATION, camera_calibration
-from wamdiff2_ros.data.geometry import normalize_angle, quaternion_from_yaw, rotation_z
+from wamdiff2_ros.data.geometry import rotation_z
 from wamdiff2_ros.data.world import AgentBox, World, WorldConfig
+from wamdiff2_ros.geometry import quaternion_from_yaw, wrap_angle
 
 __all__ = ["SynthLog", "log_name_for", "synthesize_log", "synthesize", "frame_token"]
 
@@ -93,7 +94,7 @@ def _annotations(world: World, ego_x: float, ego_y: float, ego_yaw: float, frame
         lx, ly = rot @ np.array([dx, dy])
         vx, vy = rot @ np.array([agent.vx, agent.vy])
         boxes.append([lx, ly, agent.z, agent.length, agent.width, agent.height,
-                      float(normalize_angle(agent.yaw - ego_yaw))])
+                      float(wrap_angle(agent.yaw - ego_yaw, method="atan2"))])
         names.append(agent.name)
         velocity.append([vx, vy, 0.0])
         instance_tokens.append(_hex(agent.track_token, frame_tok))

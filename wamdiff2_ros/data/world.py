@@ -30,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from wamdiff2_ros.data.camera import CAMERA_MOUNTS, PinholeCamera, camera_calibration
-from wamdiff2_ros.data.geometry import normalize_angle
 from wamdiff2_ros.data.polyline import Polyline, offset_points
 from wamdiff2_ros.data.road_map import (
     LANE_WIDTH,
@@ -39,6 +38,7 @@ from wamdiff2_ros.data.road_map import (
     RoadMap,
     generate_road_map,
 )
+from wamdiff2_ros.geometry import box_corners, convex_overlap, wrap_angle
 
 __all__ = [
     "EGO_LENGTH",
@@ -51,7 +51,6 @@ __all__ = [
     "TrafficLight",
     "RouteProgress",
     "World",
-    "boxes_overlap",
     "LanePath",
 ]
 
@@ -456,7 +455,7 @@ class World:
         ego.x = float(x - offset * math.sin(h))
         ego.y = float(y + offset * math.cos(h))
         slip = math.atan2(d_offset, max(ego.speed, 1.0)) if ego.speed > 0.5 else 0.0
-        ego.yaw = float(normalize_angle(h + slip))
+        ego.yaw = float(wrap_angle(h + slip, method="atan2"))
 
     def _signal(self, intersection: int, arm: int) -> str:
         inter = self.map.intersections[intersection]
@@ -691,7 +690,7 @@ class World:
         if not self.ego.external:
             prev_yaw = self.ego.yaw
             self._update_ego_pose_from_path()
-            self.ego.yaw_rate = float(normalize_angle(self.ego.yaw - prev_yaw)) / dt
+            self.ego.yaw_rate = float(wrap_angle(self.ego.yaw - prev_yaw, method="atan2")) / dt
             self.ego.ay = self.ego.speed * self.ego.yaw_rate
 
     def _scripted_brake(self, vehicle: _Vehicle, a: float, dt: float) -> float:
@@ -757,10 +756,11 @@ class World:
         ego = self.ego
         prev_yaw = ego.yaw
         ego.external = True
-        ego.x, ego.y, ego.yaw = float(x), float(y), float(normalize_angle(yaw))
+        ego.x, ego.y, ego.yaw = float(x), float(y), float(wrap_angle(yaw, method="atan2"))
         ego.accel = float(acceleration)
         ego.speed = max(float(speed), 0.0)
-        ego.yaw_rate = float(normalize_angle(ego.yaw - prev_yaw)) / max(self.config.dt if dt is None else dt, 1e-3)
+        ego.yaw_rate = (float(wrap_angle(ego.yaw - prev_yaw, method="atan2"))
+                        / max(self.config.dt if dt is None else dt, 1e-3))
         ego.ay = ego.speed * ego.yaw_rate
         # progress: project onto the route near the previous progress
         window_lo = max(ego.s - 30.0, 0.0)
@@ -874,7 +874,7 @@ class World:
                                 float(h), v.speed * math.cos(h), v.speed * math.sin(h), v.speed))
         for p in self._pedestrians:
             x, y, h = p.path.pose_at(p.s)
-            yaw = float(normalize_angle(h if p.direction > 0 else h + math.pi))
+            yaw = float(wrap_angle(h if p.direction > 0 else h + math.pi, method="atan2"))
             sp = 0.0 if p.pause > 0 else p.speed
             out.append(AgentBox(p.token, "pedestrian", float(x), float(y), p.height / 2, 0.55, 0.6, p.height,
                                 yaw, sp * math.cos(yaw), sp * math.sin(yaw), sp))
@@ -913,7 +913,7 @@ class World:
         x, y, h = path.pose_at(self.ego.s)
         lateral = -math.sin(h) * (self.ego.x - x) + math.cos(h) * (self.ego.y - y)
         return RouteProgress(self.ego.s, path.length, self.ego.s / path.length, float(lateral),
-                             float(normalize_angle(self.ego.yaw - h)))
+                             float(wrap_angle(self.ego.yaw - h, method="atan2")))
 
     def next_intersection(self) -> tuple[int, float] | None:
         """(intersection id, distance along the route to its stop line) of the next one ahead, if any."""
@@ -925,11 +925,12 @@ class World:
     def collisions(self) -> list[str]:
         """Track tokens of agents whose box overlaps the ego's box now."""
         ego = self.ego_box()
+        ego_corners = box_corners(ego.x, ego.y, ego.length, ego.width, ego.yaw)
         out = []
         for agent in self.agents():
             if math.hypot(agent.x - ego.x, agent.y - ego.y) > (ego.length + agent.length) / 2 + 1.0:
                 continue
-            if boxes_overlap(ego, agent):
+            if convex_overlap(ego_corners, box_corners(agent.x, agent.y, agent.length, agent.width, agent.yaw), eps=0.0):
                 out.append(agent.track_token)
         return out
 
@@ -1013,20 +1014,3 @@ def _connector_conflicts(road_map: RoadMap, clearance: float = 3.2) -> dict[int,
                     out.setdefault(a.id, set()).add(b.id)
                     out.setdefault(b.id, set()).add(a.id)
     return out
-
-
-def _corners_2d(box: AgentBox) -> np.ndarray:
-    c, s = math.cos(box.yaw), math.sin(box.yaw)
-    local = np.array([[1, 1], [1, -1], [-1, -1], [-1, 1]]) * np.array([box.length / 2, box.width / 2])
-    return np.stack([box.x + c * local[:, 0] - s * local[:, 1], box.y + s * local[:, 0] + c * local[:, 1]], axis=1)
-
-
-def boxes_overlap(a: AgentBox, b: AgentBox) -> bool:
-    """Separating-axis test of two oriented rectangles."""
-    ca, cb = _corners_2d(a), _corners_2d(b)
-    for yaw in (a.yaw, a.yaw + math.pi / 2, b.yaw, b.yaw + math.pi / 2):
-        axis = np.array([math.cos(yaw), math.sin(yaw)])
-        pa, pb = ca @ axis, cb @ axis
-        if pa.max() < pb.min() or pb.max() < pa.min():
-            return False
-    return True

@@ -1,5 +1,8 @@
 """AR and block-diffusion decoders: a readable reference and a fast static-cache engine.
 
+The driving agent built on them (prompt -> decode -> parse -> fallback) is
+``wamdiff2_ros.agent``.
+
 Public API (imported lazily, so ``import wamdiff2_ros.decoding`` stays light)::
 
     from wamdiff2_ros.decoding import DecodeConfig, DecodeResult, DecodeStats, generate
@@ -8,19 +11,11 @@ Public API (imported lazily, so ``import wamdiff2_ros.decoding`` stays light)::
 
 from __future__ import annotations
 
-from typing import Any
+from wamdiff2_ros._lazy import lazy_exports
 
 _EXPORTS = {
     "DecodeConfig": "config", "DecodeStats": "config", "DecodeResult": "config", "DecodeConfigError": "config",
     "generate": "api", "DecodeInputError": "prompt", "encode_prefix": "api", "generate_from_prefix": "api",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -14,8 +14,7 @@ Public API (imported lazily, so ``import wamdiff2_ros.evaluation`` stays light):
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from wamdiff2_ros._lazy import lazy_exports
 
 _EXPORTS = {
     "SceneGroundTruth": "scene", "AgentBoxes": "scene", "DrivingMap": "scene",
@@ -31,10 +30,4 @@ _EXPORTS = {
     "run_open_loop": "open_loop", "write_submission": "open_loop",
 }  # fmt: skip
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

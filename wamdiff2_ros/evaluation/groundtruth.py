@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.evaluation.geometry import wrap_angle
 from wamdiff2_ros.evaluation.scene import AgentBoxes, SceneGroundTruth
+from wamdiff2_ros.geometry import wrap_angle
 
 COMMANDS = ("left", "straight", "right", "unknown")
 
@@ -62,7 +62,7 @@ def agents_from_frames(frames: list[Any], current_index: int, num_poses: int) ->
         idx = np.array([order[t] for t in anns.track_tokens])
         moved = local.copy()
         moved[:, :2] = _into_origin(local[:, :2], origin, pose)
-        moved[:, 6] = wrap_angle(local[:, 6] + dyaw)
+        moved[:, 6] = wrap_angle(local[:, 6] + dyaw, method="modulo")
         boxes[k, idx] = moved
         valid[k, idx] = True
         vel = np.asarray(anns.velocity_3d, dtype=np.float64).reshape(len(local), -1)[:, :2]

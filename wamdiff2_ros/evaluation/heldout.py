@@ -29,8 +29,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
-from wamdiff2_ros.evaluation.planning import HORIZONS_S
+from wamdiff2_ros.agent import EgoMotion, constant_velocity_trajectory
+from wamdiff2_ros.data.navsim import NavsimLogs
+from wamdiff2_ros.data.tokenized import (
+    DataConfig,
+    TokenizedDataset,
+    build_samples,
+    prompt_of,
+    resolve_dirs,
+    trajectory_of,
+)
+from wamdiff2_ros.decoding import generate
+from wamdiff2_ros.decoding.config import DecodeConfig
+from wamdiff2_ros.evaluation.baselines import prior_box
+from wamdiff2_ros.evaluation.planning import HORIZONS_S, l2_metrics
+from wamdiff2_ros.evaluation.qa import exact_match
+from wamdiff2_ros.model import codecs
 
 TASKS = ("planning", "perception", "understanding")
 _VELOCITY = re.compile(r"current velocity is: \((-?[\d.]+),(-?[\d.]+)\)")
@@ -47,8 +63,6 @@ def scene_of(sample_id: str) -> str:
 
 
 def _data_config(split_dir: str | Path, seed: int, max_boxes: int, understanding_per_scene: int = 1) -> Any:
-    from wamdiff2_ros.training.config import DataConfig
-
     return DataConfig(
         logs_dir=str(split_dir), max_boxes=max_boxes, understanding_per_scene=understanding_per_scene, seed=seed
     )
@@ -56,9 +70,6 @@ def _data_config(split_dir: str | Path, seed: int, max_boxes: int, understanding
 
 def ego_velocities(split_dir: str | Path) -> dict[str, tuple[float, float]]:
     """``{scene token: ego-frame velocity (vx, vy)}`` of every scene of the split's logs."""
-    from wamdiff2_ros.data.navsim import NavsimLogs
-    from wamdiff2_ros.training.dataset import resolve_dirs
-
     logs_dir, blobs = resolve_dirs(_data_config(split_dir, 0, 2))
     return {
         scene.token: tuple(float(v) for v in scene.current_frame.ego_status.ego_velocity[:2])
@@ -73,8 +84,6 @@ def split_rows(
 
     Planning rows get ``ego_velocity`` from the logs (what the driving agent's fallback uses).
     """
-    from wamdiff2_ros.training.dataset import TokenizedDataset
-
     rows = list(TokenizedDataset.build(_data_config(split_dir, seed, max_boxes), vla, cache_dir, progress=False).rows)
     velocities = ego_velocities(split_dir)
     for row in rows:
@@ -110,15 +119,11 @@ def ego_velocity_of(row: dict[str, Any]) -> tuple[float, float]:
 
 def fallback_plan(row: dict[str, Any]) -> np.ndarray:
     """(8, 2) constant-velocity waypoints: what the driving agent drives when the answer does not parse."""
-    from wamdiff2_ros.decoding.agent import EgoStatus, constant_velocity_trajectory
-
-    return constant_velocity_trajectory(EgoStatus(velocity=ego_velocity_of(row)))[:, :2]
+    return constant_velocity_trajectory(EgoMotion(velocity=ego_velocity_of(row)))[:, :2]
 
 
 def l2_horizons(pred: np.ndarray, gt: np.ndarray) -> list[float]:
     """L2 at 1, 2, 3, 4 s (UniAD style, ``evaluation.planning.l2_metrics``)."""
-    from wamdiff2_ros.evaluation.planning import l2_metrics
-
     metrics = l2_metrics(pred, gt)
     return [float(metrics[f"l2_at_{t}s"]) for t in HORIZONS_S]
 
@@ -141,8 +146,6 @@ def _box(box: Any, score: float | None = None) -> dict[str, Any]:
 
 def gt_boxes(row: dict[str, Any]) -> list[dict[str, Any]]:
     """Ground-truth boxes of a perception row: its answer (the nearest visible boxes, with centres and image boxes)."""
-    from wamdiff2_ros.model import codecs
-
     value = codecs.parse_answer("perception", row["answer"])
     if isinstance(value, codecs.ParseError):  # the answer is written by the encoder: never expected
         raise ValueError(f"ground-truth answer of {row['id']} does not parse: {value}")
@@ -150,8 +153,6 @@ def gt_boxes(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _config(block_size: int, threshold: float, max_new_tokens: int) -> Any:
-    from wamdiff2_ros.decoding.config import DecodeConfig
-
     return DecodeConfig(
         block_size=block_size,
         confidence_threshold=threshold,
@@ -164,10 +165,6 @@ def _config(block_size: int, threshold: float, max_new_tokens: int) -> Any:
 
 def score_row(vla: Any, row: dict[str, Any], config: Any) -> dict[str, Any]:
     """Decode one row and score it (one record)."""
-    from wamdiff2_ros.decoding import generate
-    from wamdiff2_ros.model import codecs
-    from wamdiff2_ros.training.dataset import prompt_of, trajectory_of
-
     result = generate(vla, prompt_of(row), config)
     stats = result.stats
     task = row["task"]
@@ -195,7 +192,6 @@ def score_row(vla: Any, row: dict[str, Any], config: Any) -> dict[str, Any]:
             l2_h_pred=None if pred is None else _rounded(l2_horizons(pred, gt)),
         )
     elif task == "understanding":
-        from wamdiff2_ros.evaluation.qa import exact_match
 
         prediction = value if parsed else ""
         record.update(
@@ -221,12 +217,9 @@ def score(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Decode every row at ``block_size`` (fast engine, greedy) and return the per-sample records."""
-    from tqdm import tqdm
 
     config = _config(block_size, threshold, max_new_tokens)
     if rows:  # one untimed decode first: engine set-up is not decode speed
-        from wamdiff2_ros.decoding import generate
-        from wamdiff2_ros.training.dataset import prompt_of
 
         generate(vla, prompt_of(rows[0]), config)
     records = [
@@ -266,9 +259,6 @@ def time_mixed(
     Each scene's planning, perception and understanding prompts are decoded one after another,
     as a driving node asks them; the totals are over all of them, ``per_task`` splits them.
     """
-    from wamdiff2_ros.decoding import generate
-    from wamdiff2_ros.training.dataset import prompt_of
-
     by_scene: dict[str, dict[str, dict[str, Any]]] = {}
     for row in rows:
         by_scene.setdefault(scene_of(row["id"]), {}).setdefault(row["task"], row)
@@ -300,11 +290,8 @@ def train_baselines(
     """What the trivial baselines need from the train split's samples (the training set's settings).
 
     ``qa_answers``: ``{question type: {answer: count}}`` of its understanding samples;
-    ``prior_box``: the trivial perception prior of its ground-truth boxes (``paper_table.prior_box``).
+    ``prior_box``: the trivial perception prior of its ground-truth boxes (``baselines.prior_box``).
     """
-    from wamdiff2_ros.model import codecs
-    from wamdiff2_ros.training.dataset import build_samples
-
     samples = build_samples(_data_config(train_dir, seed, max_boxes, understanding_per_scene))
     answers: dict[str, Counter] = {}
     boxes: list[dict[str, Any]] = []
@@ -315,7 +302,6 @@ def train_baselines(
             value = codecs.parse_answer("perception", sample.answer)
             if not isinstance(value, codecs.ParseError):
                 boxes += [_box(b) for b in value]
-    from wamdiff2_ros.evaluation.paper_table import prior_box
 
     return {
         "source": f"train split ({train_dir})",

@@ -35,14 +35,14 @@ class RunResult:
 
 def ego_inputs(scene: Any) -> tuple[Any, str]:
     """The agent's ego status and driving command from a scene's current frame."""
-    from wamdiff2_ros.decoding.agent import EgoStatus
+    from wamdiff2_ros.agent import EgoMotion
 
     status = scene.current_frame.ego_status
     vel = np.asarray(status.ego_velocity, dtype=np.float64).reshape(-1)[:2]
     acc = np.asarray(status.ego_acceleration, dtype=np.float64).reshape(-1)[:2]
     command = np.asarray(status.driving_command).reshape(-1)
     name = COMMANDS[int(np.argmax(command))] if command.size == 4 and command.any() else "unknown"
-    return EgoStatus(velocity=(float(vel[0]), float(vel[1])), acceleration=(float(acc[0]), float(acc[1]))), name
+    return EgoMotion(velocity=(float(vel[0]), float(vel[1])), acceleration=(float(acc[0]), float(acc[1]))), name
 
 
 def run_open_loop(
@@ -63,7 +63,7 @@ def run_open_loop(
     """Decode and score every scene (up to ``limit``) once per block size."""
     from tqdm import tqdm
 
-    from wamdiff2_ros.decoding.agent import DrivingAgent
+    from wamdiff2_ros.agent import DrivingAgent
     from wamdiff2_ros.decoding.config import DecodeConfig
 
     tokens = logs.scene_tokens()[: limit if limit else None]

@@ -32,13 +32,14 @@ from typing import Any
 
 import numpy as np
 
+from wamdiff2_ros.evaluation.baselines import PRIOR_RADIUS_M, majority_answers, prior_box
+from wamdiff2_ros.evaluation.compute import run_compute
 from wamdiff2_ros.evaluation.detection import BEV_THRESHOLDS_M, BevBox, ImageBox, bev_center_distance_map, coco_map
 from wamdiff2_ros.evaluation.planning import HORIZONS_S
 from wamdiff2_ros.evaluation.stats import paired_bootstrap
 
 REGISTRY = Path("docs/runs/paper.yaml")
 FINAL_SPLIT = "test"
-PRIOR_RADIUS_M = 2.0  # the prior box's "most common position": most neighbours within this radius
 TARGET_L2_RATIO = 1.05
 TARGET_PARSE_MARGIN = 0.02
 TARGET_PLANNING_SPEEDUP = 3.0
@@ -75,8 +76,6 @@ def registry_runs(registry: dict[str, Any]) -> list[str]:
 
 
 def _compute_entry(run_dir: Path) -> dict[str, Any] | None:
-    from wamdiff2_ros.training.budget import run_compute
-
     try:
         c = run_compute(run_dir)
     except (FileNotFoundError, KeyError, ValueError):
@@ -149,42 +148,6 @@ def compare(
 
 
 # --------------------------------------------------------------------------- trivial baselines
-
-
-def _most_common(counts: Counter) -> str:
-    """The most common key, ties broken by the key's order (deterministic)."""
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-
-
-def majority_answers(qa_answers: dict[str, dict[str, int]]) -> dict[str, str]:
-    """``{question type: its most common answer}`` of ``{question type: {answer: count}}``."""
-    return {qtype: _most_common(Counter(counts)) for qtype, counts in qa_answers.items() if counts}
-
-
-def prior_box(boxes: Sequence[dict[str, Any]], radius_m: float = PRIOR_RADIUS_M) -> dict[str, Any] | None:
-    """The "always predict the most common box" prior of ground-truth boxes (label, bbox, center).
-
-    The most common label; among its boxes, the most common BEV position: the box centre with
-    the most same-label centres within ``radius_m`` (ties: the first); the prior is the mean
-    centre and the mean image box of those neighbours.
-    """
-    if not boxes:
-        return None
-    label = _most_common(Counter(b["label"] for b in boxes))
-    these = [b for b in boxes if b["label"] == label]
-    x, y = np.asarray([b["center"] for b in these], dtype=np.float64).T
-    near = (x[:, None] - x[None, :]) ** 2 + (y[:, None] - y[None, :]) ** 2 <= radius_m**2
-    inside = [these[i] for i in np.flatnonzero(near[int(np.argmax(near.sum(axis=1)))])]
-    centre = np.mean([b["center"] for b in inside], axis=0)
-    bboxes = [b["bbox"] for b in inside if b.get("bbox") is not None]
-    bbox = np.mean(bboxes, axis=0).round(1).tolist() if bboxes else None
-    return {
-        "label": label,
-        "center": np.round(centre, 3).tolist(),
-        "bbox": bbox,
-        "support": len(inside),
-        "of": len(boxes),
-    }
 
 
 def split_baselines(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -24,19 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.evaluation.geometry import (
-    PACIFICA,
-    VehicleParameters,
-    boxes_corners,
-    convex_overlap,
-    ego_centers,
-    ego_corners,
-    relative_bearing,
-    to_frame,
-    wrap_angle,
-)
+from wamdiff2_ros.evaluation.geometry import boxes_corners, relative_bearing, to_frame
 from wamdiff2_ros.evaluation.kinematics import STEP_S, EgoStates, comfort_terms, comfort_violations, resample_plan
 from wamdiff2_ros.evaluation.scene import AGENT_TYPES, STOPPED_SPEED_THRESHOLD, SceneGroundTruth, call_map
+from wamdiff2_ros.geometry import PACIFICA, VehicleParameters, convex_overlap, ego_centers, ego_corners, wrap_angle
 
 PROGRESS_WEIGHT = 5.0
 TTC_WEIGHT = 5.0
@@ -62,7 +53,7 @@ def _map_areas(states: EgoStates, scene: SceneGroundTruth, vehicle: VehicleParam
         heading = heading + scene.ego_pose_global[2]
     drivable = call_map(scene.map.is_drivable, corners[..., 0], corners[..., 1], bool)
     lane_heading = call_map(scene.map.lane_heading, centres[:, 0], centres[:, 1], np.float64)
-    against = np.isfinite(lane_heading) & (np.abs(wrap_angle(np.nan_to_num(lane_heading) - heading)) > np.pi / 2)
+    against = np.isfinite(lane_heading) & (np.abs(wrap_angle(np.nan_to_num(lane_heading) - heading, method="modulo")) > np.pi / 2)
     return {"non_drivable": ~drivable.all(axis=1), "oncoming": against}
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from wamdiff2_ros.evaluation.geometry import PACIFICA, VehicleParameters, boxes_corners, convex_overlap, ego_corners
+from wamdiff2_ros.evaluation.geometry import boxes_corners
 from wamdiff2_ros.evaluation.scene import AgentBoxes
+from wamdiff2_ros.geometry import PACIFICA, VehicleParameters, convex_overlap, ego_corners
 
 HORIZONS_S = (1, 2, 3, 4)
 

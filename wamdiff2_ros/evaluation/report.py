@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.evaluation.geometry import boxes_corners, ego_corners, to_frame
+from wamdiff2_ros.evaluation.geometry import boxes_corners, to_frame
 from wamdiff2_ros.evaluation.planning import HORIZONS_S
 from wamdiff2_ros.evaluation.scene import SceneGroundTruth, call_map
+from wamdiff2_ros.geometry import ego_corners
 
 TABLE_COLUMNS = (
     ("l2_avg", "L2 avg (at t) [m]"),

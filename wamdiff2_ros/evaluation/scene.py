@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from wamdiff2_ros.evaluation.geometry import wrap_angle
+from wamdiff2_ros.geometry import wrap_angle
 
 INTERVAL_S = 0.5
 NUM_POSES = 8
@@ -126,7 +126,7 @@ class AgentBoxes:
         w = (pos - lo)[:, None, None]
         a, b = self.boxes[lo], self.boxes[hi]
         boxes = a + (b - a) * w
-        boxes[..., 6] = a[..., 6] + wrap_angle(b[..., 6] - a[..., 6]) * w[..., 0]
+        boxes[..., 6] = a[..., 6] + wrap_angle(b[..., 6] - a[..., 6], method="modulo") * w[..., 0]
         valid = self.valid[lo] & (self.valid[hi] | (w[..., 0] == 0))
         # where only one end is valid, fall back to the valid end's box
         only_lo = self.valid[lo] & ~self.valid[hi]

@@ -6,8 +6,7 @@ Re-exports are lazy (module ``__getattr__``), so importing this package, or
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from wamdiff2_ros._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     # loader
@@ -42,17 +41,4 @@ _EXPORTS: dict[str, str] = {
     "ar_forward": "forward",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

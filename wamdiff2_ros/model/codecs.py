@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from wamdiff2_ros.geometry import wrap_angle
 from wamdiff2_ros.model.prompts import (
     CAMERA_VIEWS,
     CAMERAS,
@@ -375,11 +376,6 @@ def parse_planning(text: str) -> PlanningAnswer | ParseError:
 # --------------------------------------------------------------------------- perception
 
 
-def _wrap_yaw(yaw: float) -> float:
-    """Yaw wrapped to [-pi, pi]."""
-    return math.remainder(yaw, 2.0 * math.pi)
-
-
 def _encode_box(box: Box) -> str:
     if not isinstance(box, Box):
         raise ValueError(f"expected Box, got {type(box).__name__}")
@@ -388,7 +384,7 @@ def _encode_box(box: Box) -> str:
     for name in ("length", "width", "height"):
         if getattr(box, name) > MAX_BOX_SIZE_M:
             raise ValueError(f"box {name}={getattr(box, name)} is beyond {MAX_BOX_SIZE_M:g} m")
-    values = (box.x, box.y, box.z, box.length, box.width, box.height, _wrap_yaw(box.yaw))
+    values = (box.x, box.y, box.z, box.length, box.width, box.height, wrap_angle(box.yaw))
     text = f"{box.label}(" + ",".join(format_number(v) for v in values) + ")"
     if box.camera:
         text += f" {box.camera}"

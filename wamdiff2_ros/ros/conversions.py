@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from wamdiff2_ros.decoding.agent import AgentOutput
+from wamdiff2_ros.agent import AgentOutput
+from wamdiff2_ros.geometry import quaternion_from_yaw
 from wamdiff2_ros.model.codecs import waypoint_times
 from wamdiff2_ros.ros.msg_utils import fill_stamp
 
@@ -25,8 +24,9 @@ def _header(msg, stamp_ns: int, frame_id: str = FRAME_ID):
 
 
 def yaw_to_quaternion(yaw: float) -> tuple[float, float, float, float]:
-    """(x, y, z, w) of a rotation by ``yaw`` about z."""
-    return 0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0)
+    """(x, y, z, w) of a rotation by ``yaw`` about z (geometry_msgs order)."""
+    w, x, y, z = (float(v) for v in quaternion_from_yaw(yaw))
+    return x, y, z, w
 
 
 def trajectory_msg(out: AgentOutput, stamp_ns: int, block_size: int, scene_token: str = "", frame_id: str = FRAME_ID):

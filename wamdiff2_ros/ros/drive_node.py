@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.decoding.agent import DEFAULT_QUESTION, TASKS, DrivingAgent, EgoStatus
+from wamdiff2_ros.agent import DEFAULT_QUESTION, TASKS, DrivingAgent, EgoMotion
 from wamdiff2_ros.decoding.config import DTYPES, ENGINES, DecodeConfig
 from wamdiff2_ros.model.codecs import CAMERAS, DRIVING_COMMANDS
 from wamdiff2_ros.ros.params import in_range, one_of, spec, subset_of
@@ -110,7 +110,7 @@ class Job:
     """One synchronized frame set with its inputs; prepared (``ctx``) once, by the first worker that takes it."""
 
     frames: FrameSet
-    ego: EgoStatus
+    ego: EgoMotion
     ego_ok: bool
     command: str
     scene_token: str
@@ -234,7 +234,7 @@ class DriveNode:
         self.newest: Job | None = None  # the newest frame set; every worker takes the newest when its task is due
         self.seq = 0
         self.stopping = False
-        self.ego = EgoStatus()
+        self.ego = EgoMotion()
         self.ego_ok = False
         self.ego_received_ns = -(10**30)
         self.ego_stamp_ns = -(10**30)
@@ -335,7 +335,7 @@ class DriveNode:
             ax, ay = (vx - self.last_twist[0]) / dt, (vy - self.last_twist[1]) / dt
         self.last_twist = (vx, vy, stamp)
         with self.lock:
-            self.ego = EgoStatus((vx, vy), (float(np.clip(ax, -20, 20)), float(np.clip(ay, -20, 20))))
+            self.ego = EgoMotion((vx, vy), (float(np.clip(ax, -20, 20)), float(np.clip(ay, -20, 20))))
             self.ego_ok = True
             self.ego_received_ns = self.now_ns()
             self.ego_stamp_ns = stamp
@@ -369,7 +369,7 @@ class DriveNode:
             # judged by stamps, not arrival: replays and bags run on their own clock
             ego_fresh = self.ego_ok and abs(frames.stamp_ns - self.ego_stamp_ns) <= self.p["ego_timeout_s"] * 1e9
             self.seq += 1
-            job = Job(frames, self.ego if ego_fresh else EgoStatus(), ego_fresh, self.command,
+            job = Job(frames, self.ego if ego_fresh else EgoMotion(), ego_fresh, self.command,
                       self.scene_tokens.get(frames.stamp_ns, ""), now, time.monotonic_ns(), self.seq)
             replaced = self.newest is not None and not self.newest.taken
             self.newest = job

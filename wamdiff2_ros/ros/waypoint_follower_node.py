@@ -38,6 +38,7 @@ from wamdiff2_ros.control import (
     steering_angle,
     to_frame,
 )
+from wamdiff2_ros.geometry import yaw_from_quaternion as yaw_from_wxyz
 from wamdiff2_ros.ros.params import in_range, one_of, spec
 
 OUTPUTS = {
@@ -73,7 +74,8 @@ PARAMS = [
 
 
 def yaw_from_quaternion(q) -> float:
-    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+    """Yaw of a geometry_msgs/Quaternion (fields x, y, z, w)."""
+    return yaw_from_wxyz((q.w, q.x, q.y, q.z))
 
 
 def output_message_class(output: str):

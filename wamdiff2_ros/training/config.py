@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wamdiff2_ros.data.tokenized import DataConfig
+
 STAGES = ("ar", "adapt", "distill_block", "distill_model")
 MIXED_PRECISION = ("no", "bf16", "fp16")
 ROLLOUT_ENGINES = ("fast", "reference")
@@ -15,27 +17,6 @@ PROMPT_FORMATS = ("", "wamdiff2_ros", "reference")  # "": the init checkpoint's 
 
 class TrainConfigError(ValueError):
     """A training config file or override is missing, malformed or out of range."""
-
-
-@dataclass
-class DataConfig:
-    """Where samples come from and how they are cut into multi-task conversations."""
-
-    logs_dir: str = ""  # navsim_logs/<split> (or a dataset root holding navsim_logs/ and sensor_blobs/)
-    sensor_blobs_dir: str = ""  # empty: <root>/sensor_blobs
-    cache_dir: str = ""  # pre-tokenised samples (empty: <output_dir>/../cache)
-    tasks: list[str] = field(default_factory=lambda: ["planning", "perception", "understanding"])
-    cameras: list[str] = field(default_factory=lambda: ["CAM_F0"])
-    max_scenes: int = 0  # 0: all
-    frame_interval: int = 1
-    max_boxes: int = 2  # perception answers keep the nearest boxes (shorter responses)
-    understanding_per_scene: int = 2
-    max_pixels: int = 0  # 0: the preset's budget
-    seed: int = 0
-    targets: str = ""  # sequence-level distillation: a `wamdiff2 train relabel` JSON replacing these answers
-    # planning samples that start from a standstill (ego stopped, the plan moves off) are ~3 % of a synthetic
-    # split; repeat each this many times in total (1: as they come). Not part of the tokenised cache.
-    oversample_starts: int = 1
 
 
 @dataclass

@@ -1,18 +1,10 @@
-"""Training data: multi-task samples from NAVSIM-format logs, tokenised once and cached, sharded for DDP.
+"""Training batches: where a stage's tokenised samples are cached, DDP sharding with a resumable position, collate.
 
-Samples come from :mod:`wamdiff2_ros.data.samples` (planning, perception and
-understanding conversations of each scene). Each is run once through the model's
-processor (question in the model's prompt format, images -> patches, prompt -> ids,
-Qwen3-VL mRoPE positions, answer -> ids + ``<|im_end|>``, unpadded: the objectives pad
-each answer to its own whole blocks) and the tensors are cached with ``torch.save`` (read back with
-``weights_only=True``), so training steps never touch the processor or the jpgs.
+The samples themselves (and their cache) are :mod:`wamdiff2_ros.data.tokenized`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,185 +12,13 @@ from typing import Any
 
 import torch
 
-from wamdiff2_ros.training.config import DataConfig, TrainConfig
-
-CACHE_VERSION = 1
-PROMPT_KEYS = ("input_ids", "attention_mask", "mm_token_type_ids", "position_ids", "pixel_values", "image_grid_thw")
+from wamdiff2_ros.data.tokenized import prompt_of
+from wamdiff2_ros.training.config import TrainConfig
 
 
 def cache_dir_for(cfg: TrainConfig) -> Path:
     """Where a stage's tokenised samples are cached: ``data.cache_dir``, else ``<output_dir>/../cache``."""
     return Path(cfg.data.cache_dir) if cfg.data.cache_dir else Path(cfg.output_dir).parent / "cache"
-
-
-def resolve_dirs(data: DataConfig) -> tuple[Path, Path | None]:
-    """``(logs_dir, sensor_blobs_dir)``; a dataset root (holding ``navsim_logs/``) is accepted as logs_dir."""
-    logs = Path(data.logs_dir).expanduser()
-    if not logs.exists():
-        raise FileNotFoundError(f"data.logs_dir {logs} does not exist (write synthetic data with `wamdiff2 synth`)")
-    blobs = Path(data.sensor_blobs_dir).expanduser() if data.sensor_blobs_dir else None
-    if (logs / "navsim_logs").is_dir():
-        if blobs is None and (logs / "sensor_blobs").is_dir():
-            blobs = logs / "sensor_blobs"
-        logs = logs / "navsim_logs"
-    elif blobs is None:
-        for parent in logs.parents[:3]:
-            if (parent / "sensor_blobs").is_dir():
-                blobs = parent / "sensor_blobs"
-                break
-    return logs, blobs
-
-
-def build_samples(data: DataConfig) -> list[Any]:
-    """Multi-task :class:`wamdiff2_ros.data.samples.Sample` list of every scene (deterministic from data.seed)."""
-    from wamdiff2_ros.data.navsim import NavsimLogs
-    from wamdiff2_ros.data.samples import perception_sample, planning_sample, understanding_samples, visible_boxes
-    from wamdiff2_ros.model import codecs
-
-    logs_dir, blobs = resolve_dirs(data)
-    logs = NavsimLogs(logs_dir, blobs, frame_interval=data.frame_interval, max_scenes=data.max_scenes or None)
-    if len(logs) == 0:
-        raise ValueError(f"no scenes in {logs_dir} (logs need >= 12 frames with a route)")
-    rng = random.Random(data.seed)
-    cameras = tuple(data.cameras)
-    samples: list[Any] = []
-    maps: dict[str, Any] = {}
-    for scene in logs:
-        if "planning" in data.tasks:
-            samples.append(planning_sample(scene, cameras))
-        if "perception" in data.tasks and scene.current_frame.annotations is not None:
-            sample = perception_sample(scene, cameras)
-            boxes = visible_boxes(scene.current_frame, cameras)[: data.max_boxes]
-            sample.answer = codecs.encode_perception(boxes)
-            sample.meta["boxes"] = [[b.label, *b.bbox] for b in boxes if b.bbox is not None]
-            samples.append(sample)
-        if "understanding" in data.tasks:
-            log = scene.metadata.log_name
-            if log not in maps:
-                maps[log] = logs.map_for(scene)
-            qa = understanding_samples(scene, maps[log], cameras)
-            rng.shuffle(qa)
-            samples += qa[: data.understanding_per_scene]
-    return samples
-
-
-def _cache_key(data: DataConfig, vla: Any) -> str:
-    processor = vla.processor
-    payload = {
-        "v": CACHE_VERSION,
-        "data": {k: getattr(data, k) for k in ("logs_dir", "sensor_blobs_dir", "tasks", "cameras", "max_scenes",
-                                                "frame_interval", "max_boxes", "understanding_per_scene",
-                                                "max_pixels", "seed")},
-        "logs_dir": str(Path(data.logs_dir).expanduser().resolve()),
-        "vocab": len(vla.tokenizer),
-        "image": None if processor is None else [processor.patch_size, processor.merge_size, processor.max_pixels],
-    }
-    prompt_format = getattr(vla, "prompt_format", "wamdiff2_ros")
-    if prompt_format != "wamdiff2_ros":  # the questions are tokenised in the model's format (build_inputs)
-        payload["prompt_format"] = prompt_format
-    return hashlib.blake2b(json.dumps(payload, sort_keys=True).encode(), digest_size=8).hexdigest()
-
-
-def tokenize_sample(vla: Any, sample: Any, max_pixels: int | None = None) -> dict[str, Any]:
-    """One sample as cached tensors: the prompt (build_inputs keys, on CPU) and ``response_ids`` (R,)."""
-    from wamdiff2_ros.data.navsim import read_rgb
-    from wamdiff2_ros.model.inputs import build_inputs
-
-    images = [read_rgb(Path(p)) for p in sample.images]
-    inputs = build_inputs(vla, sample.question, images, answer=sample.answer, max_pixels=max_pixels)
-    row: dict[str, Any] = {k: inputs[k].detach().cpu() for k in PROMPT_KEYS if k in inputs}
-    row["response_ids"] = inputs["response_ids"][0].cpu()
-    row["task"] = sample.task
-    row["id"] = sample.sample_id
-    row["answer"] = sample.answer
-    row["question"] = sample.question
-    meta = {k: v for k, v in sample.meta.items() if k in ("trajectory", "boxes", "question_type", "answer_set")}
-    row["meta"] = json.dumps(meta)
-    return row
-
-
-class TokenizedDataset:
-    """Pre-tokenised samples (a list of dicts of CPU tensors) with a per-task index."""
-
-    def __init__(self, rows: list[dict[str, Any]]):
-        if not rows:
-            raise ValueError("the dataset is empty")
-        self.rows = rows
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __getitem__(self, i: int) -> dict[str, Any]:
-        return self.rows[i]
-
-    def tasks(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for r in self.rows:
-            counts[r["task"]] = counts.get(r["task"], 0) + 1
-        return counts
-
-    @classmethod
-    def build(cls, data: DataConfig, vla: Any, cache_dir: str | Path | None = None, progress: bool = True,
-              build: bool = True) -> TokenizedDataset:
-        """Load the cache for (data, tokenizer, image settings) or build and write it."""
-        path = None
-        if cache_dir:
-            path = Path(cache_dir) / f"samples-{_cache_key(data, vla)}.pt"
-            if path.is_file():
-                return cls(oversample_starts(torch.load(path, weights_only=True), data.oversample_starts))
-            if not build:
-                raise FileNotFoundError(f"no tokenised cache {path}")
-        samples = build_samples(data)
-        max_pixels = data.max_pixels or None
-        iterator: Any = samples
-        if progress:
-            from tqdm import tqdm
-
-            iterator = tqdm(samples, desc="tokenising", unit="sample")
-        rows = [tokenize_sample(vla, s, max_pixels) for s in iterator]
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{random.getrandbits(32)}")
-            torch.save(rows, tmp)
-            tmp.replace(path)
-        return cls(oversample_starts(rows, data.oversample_starts))
-
-
-#: a plan "starts from a standstill" when its first waypoint (0.5 s) is within STILL_M of the ego and its
-#: last (4 s) at least MOVES_M away
-STILL_M, MOVES_M = 0.3, 3.0
-
-
-def starts_from_standstill(row: dict[str, Any]) -> bool:
-    """True for a planning row whose ground truth starts from a stop and moves off (e.g. on green)."""
-    import numpy as np
-
-    if row.get("task") != "planning":
-        return False
-    xy = trajectory_of(row)
-    return bool(np.hypot(*xy[0]) < STILL_M and np.hypot(*xy[-1]) >= MOVES_M)
-
-
-def oversample_starts(rows: list[dict[str, Any]], factor: int) -> list[dict[str, Any]]:
-    """``rows`` with every start-from-standstill planning row repeated ``factor`` times in total (after the rest)."""
-    if factor < 1:
-        raise ValueError(f"data.oversample_starts must be >= 1, got {factor}")
-    if factor == 1:
-        return rows
-    starts = [r for r in rows if starts_from_standstill(r)]
-    return rows + starts * (factor - 1)
-
-
-def prompt_of(row: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """The prompt tensors of a cached row (what ``build_inputs`` returns, without the answer)."""
-    return {k: row[k] for k in PROMPT_KEYS if k in row}
-
-
-def trajectory_of(row: dict[str, Any]) -> Any:
-    """(8, 2) float64 ground-truth waypoints (x, y) of a cached planning row."""
-    import numpy as np
-
-    return np.asarray(json.loads(row["meta"])["trajectory"], dtype=np.float64)[:, :2]
 
 
 @dataclass

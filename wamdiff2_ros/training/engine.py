@@ -31,8 +31,9 @@ from typing import Any
 
 import torch
 
+from wamdiff2_ros.data.tokenized import TokenizedDataset
 from wamdiff2_ros.training.config import TrainConfig
-from wamdiff2_ros.training.dataset import DataPosition, ShardedBatches, TokenizedDataset, cache_dir_for, collate
+from wamdiff2_ros.training.dataset import DataPosition, ShardedBatches, cache_dir_for, collate
 
 CHECKPOINT_DIR = "checkpoint"
 STATE_FILE = "trainer_state.pt"

@@ -40,11 +40,11 @@ def teacher_answers(teacher: Any, rows: Sequence[dict[str, Any]], tasks: Sequenc
     """Greedy teacher answers for the ``tasks`` rows; only parsed, finished answers are kept."""
     from tqdm import tqdm
 
+    from wamdiff2_ros.data.tokenized import prompt_of, trajectory_of
     from wamdiff2_ros.decoding import generate
     from wamdiff2_ros.decoding.config import DecodeConfig
     from wamdiff2_ros.evaluation.planning import l2_metrics
     from wamdiff2_ros.model import codecs
-    from wamdiff2_ros.training.dataset import prompt_of, trajectory_of
 
     config = DecodeConfig(block_size=block_size, max_new_tokens=max_new_tokens, engine="fast",
                           device="cpu", dtype=str(next(teacher.model.parameters()).dtype).removeprefix("torch."))
@@ -117,9 +117,10 @@ def relabel_arguments(parser: argparse.ArgumentParser) -> None:
 
 def relabel(args: argparse.Namespace) -> int:
     """Write the teacher's answers to the training prompts (sequence-level distillation targets)."""
+    from wamdiff2_ros.data.tokenized import TokenizedDataset
     from wamdiff2_ros.model.loader import ModelLoadError, load_model
     from wamdiff2_ros.training.config import TrainConfigError, load_config
-    from wamdiff2_ros.training.dataset import TokenizedDataset, cache_dir_for
+    from wamdiff2_ros.training.dataset import cache_dir_for
 
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     try:

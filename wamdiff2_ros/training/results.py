@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -85,14 +84,11 @@ TARGET_KEYS = ("b32", "b32_ii", "b32_iii", "b32_long", "v2_b32", "v2_b32_ii", "v
 ROW_BY_KEY = {row.key: row for row in ROWS}
 FINAL = "_final"  # rows scored again on every held-out sample, timed together: the targets' footing
 
-_VELOCITY = re.compile(r"current velocity is: \((-?[\d.]+),(-?[\d.]+)\)")
-
 
 def heldout_rows(vla: Any, heldout: str | Path, cache_dir: str | Path, *, seed: int = 2,
                  max_boxes: int = 2) -> list[dict[str, Any]]:
     """Tokenised held-out samples (all three tasks), cached like the training set."""
-    from wamdiff2_ros.training.config import DataConfig
-    from wamdiff2_ros.training.dataset import TokenizedDataset
+    from wamdiff2_ros.data.tokenized import DataConfig, TokenizedDataset
 
     data = DataConfig(logs_dir=str(heldout), max_boxes=max_boxes, understanding_per_scene=1, seed=seed)
     return TokenizedDataset.build(data, vla, cache_dir, progress=False).rows
@@ -111,11 +107,9 @@ def pick(rows: Sequence[dict[str, Any]], limit: int) -> dict[str, list[dict[str,
 
 
 def _fallback(row: dict[str, Any]) -> np.ndarray:
-    from wamdiff2_ros.decoding.agent import EgoStatus, constant_velocity_trajectory
+    from wamdiff2_ros.evaluation.heldout import fallback_plan
 
-    match = _VELOCITY.search(row.get("question", ""))
-    velocity = (float(match.group(1)), float(match.group(2))) if match else (0.0, 0.0)
-    return constant_velocity_trajectory(EgoStatus(velocity=velocity))[:, :2]
+    return fallback_plan(row)
 
 
 def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_size: int, *,
@@ -123,13 +117,13 @@ def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_siz
     """Decode every sample at ``block_size`` and score the three tasks."""
     from tqdm import tqdm
 
+    from wamdiff2_ros.data.tokenized import prompt_of, trajectory_of
     from wamdiff2_ros.decoding import generate
     from wamdiff2_ros.decoding.config import DecodeConfig
     from wamdiff2_ros.evaluation.detection import ImageBox, coco_map
     from wamdiff2_ros.evaluation.planning import l2_metrics
     from wamdiff2_ros.evaluation.qa import exact_match
     from wamdiff2_ros.model import codecs
-    from wamdiff2_ros.training.dataset import prompt_of, trajectory_of
 
     config = DecodeConfig(block_size=block_size, confidence_threshold=threshold, max_new_tokens=max_new_tokens,
                           engine="fast", device="cpu", dtype="float32")
@@ -188,8 +182,8 @@ def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_siz
 
 def constant_velocity_l2(samples: dict[str, list[dict[str, Any]]]) -> float:
     """Planning L2 of the constant-velocity fallback alone (a model-free reference)."""
+    from wamdiff2_ros.data.tokenized import trajectory_of
     from wamdiff2_ros.evaluation.planning import l2_metrics
-    from wamdiff2_ros.training.dataset import trajectory_of
 
     errors = [l2_metrics(_fallback(r), trajectory_of(r))["l2_avg"]
               for r in samples.get("planning", [])]
@@ -199,10 +193,10 @@ def constant_velocity_l2(samples: dict[str, list[dict[str, Any]]]) -> float:
 def speed_comparison(checkpoints: dict[str, tuple[str, int]], samples: list[dict[str, Any]], *, repeats: int = 2,
                      max_new_tokens: int = 128) -> dict[str, dict[str, float]]:
     """Decode tokens/s of several checkpoints on the same planning prompts, interleaved (noisy machines)."""
+    from wamdiff2_ros.data.tokenized import prompt_of
     from wamdiff2_ros.decoding import generate
     from wamdiff2_ros.decoding.config import DecodeConfig
     from wamdiff2_ros.model.loader import load_model
-    from wamdiff2_ros.training.dataset import prompt_of
 
     models = {name: (load_model(path), block) for name, (path, block) in checkpoints.items()}
     totals = {name: [0, 0.0, 0] for name in models}

@@ -34,11 +34,11 @@ def trace_arguments(parser: argparse.ArgumentParser) -> None:
 def trace(args: argparse.Namespace) -> int:
     import torch
 
+    from wamdiff2_ros.data.tokenized import prompt_of
     from wamdiff2_ros.decoding.commits import format_steps, summarize
     from wamdiff2_ros.decoding.config import DecodeConfig, DecodeConfigError
     from wamdiff2_ros.decoding.reference import ReferenceDecoder
     from wamdiff2_ros.model.loader import ModelLoadError, load_model
-    from wamdiff2_ros.training.dataset import prompt_of
     from wamdiff2_ros.training.results import heldout_rows
 
     if not Path(args.heldout).is_dir():

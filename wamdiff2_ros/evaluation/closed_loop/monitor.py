@@ -38,7 +38,8 @@ from wamdiff2_ros.data.road_map import LANE_WIDTH, STOP_LINE_SETBACK, RoadMap
 from wamdiff2_ros.data.world import EGO_LENGTH, EGO_REAR_AXLE_TO_CENTER, EGO_WIDTH, AgentBox, LanePath
 from wamdiff2_ros.evaluation.closed_loop.comfort import comfort_metrics
 from wamdiff2_ros.evaluation.closed_loop.scoring import driving_score
-from wamdiff2_ros.evaluation.geometry import box_corners, convex_overlap, relative_bearing, wrap_angle
+from wamdiff2_ros.evaluation.geometry import relative_bearing
+from wamdiff2_ros.geometry import box_corners, convex_overlap, footprint_corners, wrap_angle
 
 STOPPED_SPEED = 0.1  # m/s: a collision while slower than this is not the ego's fault
 STUCK_SPEED = 0.3  # m/s
@@ -92,13 +93,6 @@ class MonitorLimits:
     max_deviation_m: float = 8.0
 
 
-def ego_footprint(x: float, y: float, yaw: float) -> np.ndarray:
-    """Corners (4, 2) of the ego box of a rear-axle pose."""
-    cx = x + EGO_REAR_AXLE_TO_CENTER * math.cos(yaw)
-    cy = y + EGO_REAR_AXLE_TO_CENTER * math.sin(yaw)
-    return box_corners(cx, cy, EGO_LENGTH, EGO_WIDTH, yaw)
-
-
 def collision_fault(ego: EgoSample, agent: AgentBox, ego_off_lane: bool) -> tuple[bool, str]:
     """Whether a new contact with ``agent`` is the ego's fault, and why (NAVSIM's rules, closed loop).
 
@@ -113,7 +107,7 @@ def collision_fault(ego: EgoSample, agent: AgentBox, ego_off_lane: bool) -> tupl
         return False, "hit from behind"
     if agent.name == "pedestrian":
         return True, "moving ego hit a pedestrian"
-    corners = ego_footprint(ego.x, ego.y, ego.yaw)
+    corners = footprint_corners(ego.x, ego.y, ego.yaw, EGO_LENGTH, EGO_WIDTH, EGO_REAR_AXLE_TO_CENTER)
     agent_box = box_corners(agent.x, agent.y, agent.length, agent.width, agent.yaw)
     if bool(convex_overlap(corners[[0, 3]], agent_box)):
         return True, "ego front bumper"
@@ -197,11 +191,11 @@ class RouteMonitor:
         self.distance_m += step_m
         yaw_rate = ego.yaw_rate
         if yaw_rate is None:
-            yaw_rate = 0.0 if prev is None or dt <= 0 else float(wrap_angle(ego.yaw - prev.yaw)) / dt
+            yaw_rate = 0.0 if prev is None or dt <= 0 else float(wrap_angle(ego.yaw - prev.yaw, method="modulo")) / dt
         self.samples.append((ego.time_s, ego.x, ego.y, ego.yaw, ego.speed, float(yaw_rate)))
         new: list[Event] = []
         deviation = self._progress(ego)
-        corners = ego_footprint(ego.x, ego.y, ego.yaw)
+        corners = footprint_corners(ego.x, ego.y, ego.yaw, EGO_LENGTH, EGO_WIDTH, EGO_REAR_AXLE_TO_CENTER)
         off_road = not bool(np.all(self.map.is_drivable(corners[:, 0], corners[:, 1], margin=-OFF_ROAD_TOLERANCE_M)))
         if off_road:
             self.off_road_s += dt
@@ -353,7 +347,7 @@ class RouteMonitor:
             closing = agent.vx * to_centre[0] + agent.vy * to_centre[1]
             if agent.speed < 1.0 or closing <= 0.0 or (distance - box.half_size) / agent.speed > YIELD_GAP_S:
                 continue
-            relative = abs(float(wrap_angle(agent.yaw - approach_heading)))
+            relative = abs(float(wrap_angle(agent.yaw - approach_heading, method="modulo")))
             crossing = math.radians(35.0) < relative < math.radians(145.0)
             if (crossing and not cross_red) or (relative >= math.radians(145.0) and manoeuvre == "left"):
                 return True

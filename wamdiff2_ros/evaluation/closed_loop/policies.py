@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.decoding.agent import EgoStatus, constant_velocity_trajectory
+from wamdiff2_ros.agent import EgoMotion, constant_velocity_trajectory
 
 BASELINES = ("autopilot", "constant-velocity", "standstill")
 SHIPPED = {"ar": "wamdiff2-tiny-ar", "student": "wamdiff2-tiny-b32"}
@@ -40,7 +40,7 @@ class Observation:
     """What a planning policy sees at one planning step."""
 
     time_s: float
-    ego: EgoStatus  # ego-frame velocity and acceleration
+    ego: EgoMotion  # ego-frame velocity and acceleration
     command: str  # left / straight / right / unknown
     images: dict[str, np.ndarray] = field(default_factory=dict)
 
@@ -85,14 +85,14 @@ class Autopilot:
 
 
 class ModelPolicy:
-    """A checkpoint through :class:`~wamdiff2_ros.decoding.agent.DrivingAgent` (planning task only)."""
+    """A checkpoint through :class:`~wamdiff2_ros.agent.DrivingAgent` (planning task only)."""
 
     drives_world = False
 
     def __init__(self, path: str | Path, *, block_size: int | None = None, confidence_threshold: float = 0.9,
                  max_new_tokens: int = 128, engine: str = "fast", device: str = "cpu",
                  cameras: tuple[str, ...] = ("CAM_F0",)) -> None:
-        from wamdiff2_ros.decoding.agent import DrivingAgent
+        from wamdiff2_ros.agent import DrivingAgent
         from wamdiff2_ros.decoding.config import DecodeConfig
         from wamdiff2_ros.model.loader import load_model
 

@@ -23,6 +23,7 @@ from wamdiff2_ros.evaluation.closed_loop.runner import RouteResult
 from wamdiff2_ros.evaluation.closed_loop.scoring import PENALTIES
 from wamdiff2_ros.evaluation.report import format_cell
 from wamdiff2_ros.evaluation.stats import paired_bootstrap
+from wamdiff2_ros.geometry import box_corners
 
 COLUMNS = (
     ("driving_score", "DS"),
@@ -192,15 +193,11 @@ def _draw_map(ax: Any, road_map: Any) -> None:
         right = offset_points(road.points, -road.half_width)
         ax.add_patch(Polygon(np.vstack([left, right[::-1]]), closed=True, color="#d4d4d4", zorder=1, lw=0))
     for inter in road_map.intersections:
-        c, s = math.cos(inter.heading), math.sin(inter.heading)
         h = inter.half_size
-        corners = np.array([[h, h], [-h, h], [-h, -h], [h, -h]])
-        pts = inter.center + corners @ np.array([[c, s], [-s, c]])
+        pts = box_corners(inter.center[0], inter.center[1], 2 * h, 2 * h, inter.heading)
         ax.add_patch(Polygon(pts, closed=True, color="#c4c4c4", zorder=1, lw=0))
     for b in road_map.buildings:
-        c, s = math.cos(b.yaw), math.sin(b.yaw)
-        local = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1]]) * np.array([b.length / 2, b.width / 2])
-        pts = np.array([b.x, b.y]) + local @ np.array([[c, s], [-s, c]])
+        pts = box_corners(b.x, b.y, b.length, b.width, b.yaw)
         ax.add_patch(Polygon(pts, closed=True, color="#e8dcc8", zorder=1, lw=0))
 
 

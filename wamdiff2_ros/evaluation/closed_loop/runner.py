@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from wamdiff2_ros.agent import EgoMotion
 from wamdiff2_ros.control import PurePursuit, from_frame, to_frame
-from wamdiff2_ros.decoding.agent import EgoStatus
 from wamdiff2_ros.evaluation.closed_loop.monitor import EgoSample, MonitorLimits, RouteMonitor
 from wamdiff2_ros.evaluation.closed_loop.pdm_probe import score_plan
 from wamdiff2_ros.evaluation.closed_loop.policies import Observation, Plan
@@ -111,7 +111,7 @@ def run_route(spec: RouteSpec, policy: Any, policy_name: str, settings: RunSetti
             if plan_due:
                 obs = Observation(
                     world.time_s,
-                    EgoStatus((vehicle.v, 0.0), (vehicle.accel, vehicle.v * vehicle.yaw_rate)),
+                    EgoMotion((vehicle.v, 0.0), (vehicle.accel, vehicle.v * vehicle.yaw_rate)),
                     world.route_command(),
                     world.render(policy.cameras, settings.image_size) if policy.cameras else {},
                 )

@@ -1,7 +1,7 @@
 """The driving agent asks the rationale question the shipped checkpoints were trained on."""
 
+from wamdiff2_ros.agent import DEFAULT_QUESTION, EgoMotion, constant_velocity_trajectory
 from wamdiff2_ros.data.samples import QUESTIONS
-from wamdiff2_ros.decoding.agent import DEFAULT_QUESTION, EgoStatus, constant_velocity_trajectory
 
 
 def test_default_rationale_question_is_the_trained_one():
@@ -9,7 +9,7 @@ def test_default_rationale_question_is_the_trained_one():
 
 
 def test_constant_velocity_fallback_keeps_speed_and_ignores_nan():
-    plan = constant_velocity_trajectory(EgoStatus((4.0, 0.0), (0.0, 0.0)))
+    plan = constant_velocity_trajectory(EgoMotion((4.0, 0.0), (0.0, 0.0)))
     assert plan.shape == (8, 3) and plan[-1, 0] == 16.0 and plan[:, 1].max() == 0.0
-    still = constant_velocity_trajectory(EgoStatus((float("nan"), 0.0), (0.0, 0.0)))
+    still = constant_velocity_trajectory(EgoMotion((float("nan"), 0.0), (0.0, 0.0)))
     assert (still == 0.0).all()

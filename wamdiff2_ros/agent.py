@@ -1,9 +1,11 @@
-"""The driving agent: camera images + ego status + command -> plan, boxes, rationale.
+"""The driving agent: camera images + ego motion + command -> plan, boxes, rationale.
 
 One object runs the three tasks of the model the same way for the ROS driving node
-and for open-loop evaluation: build the prompt (codecs), decode (``generate``),
-parse the answer strictly, and fall back to a flagged constant-velocity plan when
-the planning answer does not parse. It never raises on model output.
+and for open-loop and closed-loop evaluation: build the prompt (codecs), decode
+(``wamdiff2_ros.decoding``), parse the answer strictly, and fall back to a flagged
+constant-velocity plan when the planning answer does not parse. It never raises on
+model output. The parse and fallback rule is public so that scoring code that decodes
+prompts itself applies the same one: :func:`parse_task_answer`, :func:`plan_or_fallback`.
 
 A frame set is prepared once (:meth:`DrivingAgent.prepare`): its images are resized
 once and, with the fast engine, encoded by one vision pass, and the prompt prefix its
@@ -31,8 +33,11 @@ DEFAULT_QUESTION = "What will the ego vehicle do in the next 4 seconds, and why?
 
 
 @dataclass(frozen=True)
-class EgoStatus:
-    """Ego motion in the ego frame (REP 103: x forward, y left): m/s and m/s^2."""
+class EgoMotion:
+    """The agent's ego input: motion in the ego frame (REP 103: x forward, y left), m/s and m/s^2.
+
+    Not NAVSIM's ``wamdiff2_ros.data.navsim.EgoStatus`` (a logged global-frame pose and state).
+    """
 
     velocity: tuple[float, float] = (0.0, 0.0)
     acceleration: tuple[float, float] = (0.0, 0.0)
@@ -76,13 +81,48 @@ class AgentOutput:
         return [f"{t.task}: {t.error}" for t in self.tasks.values() if t.error]
 
 
-def constant_velocity_trajectory(ego: EgoStatus) -> np.ndarray:
+def constant_velocity_trajectory(ego: EgoMotion) -> np.ndarray:
     """Fallback plan: keep the current ego-frame velocity for 4 s; (8, 3) x, y, heading."""
     vx, vy = ego.velocity if ego.is_finite() else (0.0, 0.0)
     t = codecs.waypoint_times()
     xy = np.stack([vx * t, vy * t], axis=1)
     heading = math.atan2(vy, vx) if math.hypot(vx, vy) > 1e-3 else 0.0
     return np.concatenate([xy, np.full((len(t), 1), heading)], axis=1)
+
+
+def parse_task_answer(task: str, text: str, *, finished: bool = True,
+                      max_new_tokens: int | None = None) -> tuple[object | None, str | None]:
+    """The strict parse rule of every task: ``(value, None)`` or ``(None, reason)``.
+
+    An answer that does not parse, or that was cut off (``finished`` False: no end token
+    within ``max_new_tokens``), is an error, even when its text would parse.
+    """
+    parsed = codecs.parse_answer(task, text)
+    if isinstance(parsed, codecs.ParseError):
+        return None, parsed.reason
+    if not finished:
+        return None, f"no end token within max_new_tokens={max_new_tokens}"
+    return parsed, None
+
+
+def _trajectory_or_fallback(plan: object | None, ego: EgoMotion) -> tuple[np.ndarray, bool]:
+    """(8, 3) x, y, heading of a parsed plan, else the constant-velocity fallback; and whether it fell back."""
+    if plan is None:
+        return constant_velocity_trajectory(ego), True
+    xy = np.asarray(plan.waypoints, dtype=np.float64)
+    return np.concatenate([xy, codecs.waypoint_headings(xy)[:, None]], axis=1), False
+
+
+def plan_or_fallback(answer_text: str, ego: EgoMotion, *, finished: bool = True) -> tuple[np.ndarray, bool]:
+    """What the agent drives for a planning answer: ``(trajectory, fell_back)``.
+
+    ``trajectory`` is (8, 3) x, y, heading (``[:, :2]`` are the waypoints): the answer's
+    plan when it parses strictly (:func:`parse_task_answer`), else the constant-velocity
+    fallback of ``ego`` with ``fell_back`` True. ``finished``: the decode ended with its
+    end token (a cut-off answer falls back).
+    """
+    plan, _ = parse_task_answer("planning", answer_text, finished=finished)
+    return _trajectory_or_fallback(plan, ego)
 
 
 class _Lane:
@@ -104,7 +144,7 @@ class FrameContext:
     """
 
     cameras: tuple[str, ...]
-    ego: EgoStatus
+    ego: EgoMotion
     command: str
     questions: dict[str, str]
     inputs: dict[str, dict]
@@ -215,7 +255,7 @@ class DrivingAgent:
             raise ValueError(f"task_max_new_tokens must map tasks of {TASKS} to integers >= 1, got {bad}")
         self.task_max_new_tokens = budgets
 
-    def question(self, task: str, cameras: Sequence[str], ego: EgoStatus, command: str) -> str:
+    def question(self, task: str, cameras: Sequence[str], ego: EgoMotion, command: str) -> str:
         n = len(cameras)
         if task == "planning":
             cmd = command if command in codecs.DRIVING_COMMANDS else "unknown"
@@ -224,7 +264,7 @@ class DrivingAgent:
             return codecs.perception_question(num_images=n, cameras=cameras)
         return codecs.understanding_question(self.understanding_question, num_images=n, cameras=cameras)
 
-    def run_task(self, task: str, images: Mapping[str, np.ndarray], ego: EgoStatus, command: str) -> TaskOutput:
+    def run_task(self, task: str, images: Mapping[str, np.ndarray], ego: EgoMotion, command: str) -> TaskOutput:
         """One task from scratch: its own image preprocessing, vision pass and full prefill (no sharing)."""
         from wamdiff2_ros.decoding import generate
         from wamdiff2_ros.model.inputs import build_inputs
@@ -236,7 +276,7 @@ class DrivingAgent:
         result = generate(self.vla, inputs, config)
         return self._task_output(task, question, result, 0, result.stats, config)
 
-    def prepare(self, images: Mapping[str, np.ndarray], ego: EgoStatus, command: str, *,
+    def prepare(self, images: Mapping[str, np.ndarray], ego: EgoMotion, command: str, *,
                 tasks: Sequence[str] | None = None, stamp: Any = None) -> FrameContext:
         """Encode one frame set for ``tasks`` (default: the configured ones).
 
@@ -296,13 +336,11 @@ class DrivingAgent:
         """
         outputs = dict(ctx.outputs if outputs is None else outputs)
         plan = outputs.get("planning")
-        if plan is not None and plan.value is not None:
-            xy = np.asarray(plan.value.waypoints, dtype=np.float64)
-            trajectory = np.concatenate([xy, codecs.waypoint_headings(xy)[:, None]], axis=1)
+        trajectory, fell_back = _trajectory_or_fallback(None if plan is None else plan.value, ctx.ego)
+        if not fell_back:
             valid, source, confidence = True, "model", plan.confidence
         else:
             reason = "no_planning_task" if plan is None else "unparsable_answer"
-            trajectory = constant_velocity_trajectory(ctx.ego)
             valid, source, confidence = False, f"fallback:{reason}", 0.0
         perception = outputs.get("perception")
         understanding = outputs.get("understanding")
@@ -318,7 +356,7 @@ class DrivingAgent:
             latency_ms=1000.0 * (time.perf_counter() - ctx.started),
         )
 
-    def step(self, images: Mapping[str, np.ndarray], ego: EgoStatus, command: str) -> AgentOutput:
+    def step(self, images: Mapping[str, np.ndarray], ego: EgoMotion, command: str) -> AgentOutput:
         """Run every configured task; always returns a usable (possibly fallback) plan."""
         ctx = self.prepare(images, ego, command)
         self.run(ctx)
@@ -377,11 +415,8 @@ class DrivingAgent:
                      config: DecodeConfig | None = None) -> TaskOutput:
         """Parse row ``row`` of a :class:`DecodeResult` strictly into a :class:`TaskOutput`."""
         text = result.texts[row]
-        parsed = codecs.parse_answer(task, text)
-        error = parsed.reason if isinstance(parsed, codecs.ParseError) else None
-        if error is None and not result.finished[row]:
-            error = f"no end token within max_new_tokens={(config or self.config).max_new_tokens}"
-        value = None if error else parsed
+        value, error = parse_task_answer(task, text, finished=bool(result.finished[row]),
+                                         max_new_tokens=(config or self.config).max_new_tokens)
         token_conf = result.token_confidences[row] if result.token_confidences else []
         return TaskOutput(task, question, text, value, error, float(result.confidences[row]), stats,
                           list(result.tokens[row]), list(token_conf))

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from wamdiff2_ros.decoding.agent import TASKS, DrivingAgent, EgoStatus
+from wamdiff2_ros.agent import TASKS, DrivingAgent, EgoMotion
 from wamdiff2_ros.decoding.config import DecodeConfig
 from wamdiff2_ros.model.cameras import NAVSIM_CAMERAS
 
-EGO = EgoStatus((4.2, -0.1), (0.3, 0.0))
+EGO = EgoMotion((4.2, -0.1), (0.3, 0.0))
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from wamdiff2_ros.decoding.agent import DrivingAgent, EgoStatus
+from wamdiff2_ros.agent import DrivingAgent, EgoMotion
 from wamdiff2_ros.decoding.config import DecodeConfig
 
 
@@ -24,7 +24,7 @@ def test_each_task_decodes_to_its_own_budget(vla, engine):
     agent = DrivingAgent(vla, config, tasks=("planning", "perception", "understanding"),
                          task_max_new_tokens={"perception": 40})
     images = {"CAM_F0": (np.random.default_rng(0).random((48, 96, 3)) * 255).astype(np.uint8)}
-    outputs = agent.run(agent.prepare(images, EgoStatus(), "left"))
+    outputs = agent.run(agent.prepare(images, EgoMotion(), "left"))
     assert [outputs[t].stats.generated_tokens for t in ("planning", "perception", "understanding")] == [16, 40, 16]
     assert len(outputs["perception"].token_ids) == 40 and len(outputs["planning"].token_ids) == 16
     assert agent.config_for(["perception", "understanding"]).max_new_tokens == 40  # a batch: its largest budget

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from wamdiff2_ros.decoding.agent import TASKS, DrivingAgent, EgoStatus
+from wamdiff2_ros.agent import TASKS, DrivingAgent, EgoMotion
 from wamdiff2_ros.decoding.config import DecodeConfig
 from wamdiff2_ros.model.cameras import NAVSIM_CAMERAS
 
@@ -35,7 +35,7 @@ def test_shared_prefix_agent_equals_reference_on_trained_student(shipped, num_ca
     world = World(4)
     world.step(1.5)
     images = world.render(list(cameras), (512, 256))
-    ego = EgoStatus((6.0, 0.0), (0.1, 0.0))
+    ego = EgoMotion((6.0, 0.0), (0.1, 0.0))
     answers = {}
     for engine, batch in (("reference", False), ("fast", True), ("fast", False)):
         config = DecodeConfig(block_size=32, max_new_tokens=128, engine=engine)

@@ -3,7 +3,7 @@
 A run's compute is read from what the engine writes: ``train_summary.json`` (steps done,
 wall time, world size) and ``train_config.json`` (batch size, accumulation, threads).
 ``samples = steps * batch_size * grad_accum * world_size`` and ``core_s = wall_time_s *
-world_size * threads``. ``python -m wamdiff2_ros.training.budget --runs DIR --baseline
+world_size * threads``. ``python -m wamdiff2_ros.evaluation.compute --runs DIR --baseline
 tiny-ar --lineage RUN ...`` prints how many more steps the baseline needs so that it has
 seen at least as many samples AND spent at least as many core-seconds as the whole
 lineage (which includes the baseline's own run when the student started from it).
