@@ -50,8 +50,8 @@ def _one_thread():
 @pytest.fixture(scope="session")
 def random_models(synth_root, tmp_path_factory):
     """A random tiny model saved at B=1 and B=4, and one held-out sample per task from the synthetic log."""
+    from wamdiff2_ros.evaluation.ladder import heldout_rows, pick
     from wamdiff2_ros.model.loader import init_model
-    from wamdiff2_ros.training.results import heldout_rows, pick
 
     root = tmp_path_factory.mktemp("sweep")
     vla = init_model("tiny", seed=0)

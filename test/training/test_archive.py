@@ -44,7 +44,7 @@ def test_archive_keeps_summary_config_a_thinned_log_and_the_targets_header(tmp_p
 
 
 def test_store_updates_from_parallel_scorers_all_land(tmp_path):
-    from wamdiff2_ros.training.results import update_store
+    from wamdiff2_ros.evaluation.ladder import update_store
 
     store = tmp_path / "docs" / "results.json"
     threads = [threading.Thread(target=update_store, args=(store, lambda r, i=i: r.__setitem__(f"row{i}", i)))

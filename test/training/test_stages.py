@@ -139,7 +139,8 @@ def test_resume_continues_exactly(ladder, make_config):
 
 def test_heldout_scoring_and_shipping(ladder, tmp_path):
     """The results table scores all three tasks of a trained model; shipping copies model files with a card."""
-    from wamdiff2_ros.training.results import evaluate_model, markdown_table, pick
+    from wamdiff2_ros.evaluation.ladder import evaluate_model, pick
+    from wamdiff2_ros.training.results import markdown_table
     from wamdiff2_ros.training.ship import card, copy_model
 
     cfg, result = ladder["b4"]

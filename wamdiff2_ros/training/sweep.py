@@ -49,7 +49,7 @@ def threshold_sweep(models: dict[str, tuple[Any, int]], samples: dict[str, list[
                     thresholds: Sequence[float], *, max_new_tokens: int = 192,
                     progress: bool = True) -> list[dict[str, Any]]:
     """One scored row per (model, threshold); B=1 models get a single row (threshold ``None``)."""
-    from wamdiff2_ros.training.results import evaluate_model
+    from wamdiff2_ros.evaluation.ladder import evaluate_model
 
     rows = []
     for name, (vla, block) in models.items():
@@ -128,8 +128,8 @@ def sweep(args: argparse.Namespace) -> int:
     import torch
 
     from wamdiff2_ros.decoding.bench import device_description
+    from wamdiff2_ros.evaluation.ladder import heldout_rows, pick
     from wamdiff2_ros.model.loader import ModelLoadError, load_model
-    from wamdiff2_ros.training.results import heldout_rows, pick
 
     try:
         specs = [parse_model_spec(s) for s in args.model]

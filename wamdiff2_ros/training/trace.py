@@ -38,8 +38,8 @@ def trace(args: argparse.Namespace) -> int:
     from wamdiff2_ros.decoding.commits import format_steps, summarize
     from wamdiff2_ros.decoding.config import DecodeConfig, DecodeConfigError
     from wamdiff2_ros.decoding.reference import ReferenceDecoder
+    from wamdiff2_ros.evaluation.ladder import heldout_rows
     from wamdiff2_ros.model.loader import ModelLoadError, load_model
-    from wamdiff2_ros.training.results import heldout_rows
 
     if not Path(args.heldout).is_dir():
         print(f"wamdiff2 bench trace: --heldout {args.heldout} is not a directory", file=sys.stderr)
