@@ -21,8 +21,8 @@ def shipped():
 
 @pytest.mark.parametrize("block_size", [1, 8, 32])
 def test_fast_equals_reference_on_trained_student(shipped, block_size):
+    from wamdiff2_ros.bench.workload import driving_questions
     from wamdiff2_ros.decoding import DecodeConfig, generate
-    from wamdiff2_ros.decoding.bench import driving_questions
     from wamdiff2_ros.model.inputs import build_inputs
 
     question, images = driving_questions(1, seed=4)[0]  # a planning prompt on a synthetic frame
@@ -39,8 +39,8 @@ def test_fast_equals_reference_on_trained_student(shipped, block_size):
 
 def test_pruned_last_layer_gives_the_same_answer_with_fewer_flops(shipped):
     """prune_committed on (default) and off decode the same tokens on the trained student."""
+    from wamdiff2_ros.bench.workload import driving_questions
     from wamdiff2_ros.decoding import DecodeConfig, generate
-    from wamdiff2_ros.decoding.bench import driving_questions
     from wamdiff2_ros.model.inputs import build_inputs
 
     question, images = driving_questions(1, seed=4)[0]

@@ -1,4 +1,4 @@
-"""CLI of the data room: ``wamdiff2 synth``, ``wamdiff2 data inspect|export``, ``wamdiff2 bench synth``."""
+"""CLI of the data room: ``wamdiff2 synth``, ``wamdiff2 data inspect|export``."""
 
 from __future__ import annotations
 
@@ -7,10 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-__all__ = [
-    "synth", "synth_arguments", "inspect", "inspect_arguments", "export", "export_arguments", "bench",
-    "bench_arguments",
-]
+__all__ = ["synth", "synth_arguments", "inspect", "inspect_arguments", "export", "export_arguments"]
 
 
 def _fail(message: str) -> int:
@@ -171,18 +168,3 @@ def export(args: argparse.Namespace) -> int:
     print(f"wrote {len(conversations)} samples from {len(logs)} scenes to {args.out}: "
           + ", ".join(f"{k} {v}" for k, v in counts.items()))
     return 0
-
-
-# --------------------------------------------------------------------------- bench
-
-
-def bench_arguments(parser: argparse.ArgumentParser) -> None:
-    from wamdiff2_ros.data.synth_bench import add_arguments
-
-    add_arguments(parser)
-
-
-def bench(args: argparse.Namespace) -> int:
-    from wamdiff2_ros.data.synth_bench import run_from_args
-
-    return run_from_args(args)

@@ -17,17 +17,20 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import resource
 import sys
 from pathlib import Path
 
-DEFAULT_QUESTIONS = (
-    "Front camera: <image> The navigation command is: go straight. Predict the next 8 waypoints.",
-    "Front camera: <image> Describe the traffic lights and the vehicles ahead.",
-    "Front camera: <image> The navigation command is: turn left. The current velocity is (4.66,-0.09).",
-    "Front camera: <image> List the 2D boxes of cars and pedestrians.",
-)
+import torch
+from tqdm import tqdm
+
+from wamdiff2_ros.bench.machine import device_description
+from wamdiff2_ros.bench.plot import pyplot
+from wamdiff2_ros.bench.script import run_script
+from wamdiff2_ros.bench.workload import load_bench_model, make_prompts
+from wamdiff2_ros.decoding.api import fast_engine
+from wamdiff2_ros.decoding.config import DecodeConfig
+from wamdiff2_ros.decoding.reference import ReferenceDecoder
 
 
 def decode_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,107 +77,13 @@ def parse_engine(spec: str) -> tuple[str, str, bool | str, bool]:
     return name, backend, graphs, prune
 
 
-def device_description(device: str = "cpu") -> str:
-    """The GPU's name, or ``"<cpu> CPU, N threads (M cores)"`` with torch's current thread count."""
-    import torch
-
-    if device.startswith("cuda"):
-        return torch.cuda.get_device_name(torch.device(device))
-    return f"{platform.processor() or platform.machine()} CPU, {torch.get_num_threads()} threads ({os.cpu_count()} cores)"
-
-
-def load_bench_model(spec: str, device: str, dtype_name: str):
-    """(vla, description) for a checkpoint directory or a preset name."""
-    import torch
-
-    dtype = getattr(torch, dtype_name)
-    if os.path.isdir(spec):
-        from wamdiff2_ros.model.loader import load_model
-
-        return load_model(spec, device=device, dtype=dtype), f"checkpoint {spec}"
-    from wamdiff2_ros.model.loader import init_model
-    from wamdiff2_ros.model.presets import PRESETS
-
-    if spec not in PRESETS:
-        raise SystemExit(f"--model {spec!r} is neither a directory nor a preset ({', '.join(PRESETS)})")
-    return init_model(spec, seed=0, device=device, dtype=dtype), f"preset {spec} (random init, no checkpoint)"
-
-
-def driving_questions(samples: int, seed: int = 0) -> list[tuple[str, list]]:
-    """(question, [front image]) pairs of the model's three tasks on synthetic-world frames, in rotation."""
-    from wamdiff2_ros.data.world import World
-    from wamdiff2_ros.model import codecs
-
-    world = World(seed)
-    out = []
-    for i in range(samples):
-        world.step(1.5)
-        ego = world.ego_state()
-        image = world.render(["CAM_F0"], (512, 256))["CAM_F0"]
-        kind = i % 3
-        if kind == 0:
-            question = codecs.planning_question(world.route_command(), (ego.vx, ego.vy), (ego.ax, ego.ay))
-        elif kind == 1:
-            question = codecs.perception_question()
-        else:
-            question = codecs.understanding_question("Is there a vehicle ahead of the ego vehicle in its lane?")
-        out.append((question, [image]))
-    return out
-
-
-def make_prompts(vla, samples: int, batch: int, image: bool, kind: str = "generic") -> list[dict]:
-    """``samples`` prompts grouped into left-padded batches of ``batch``."""
-    import numpy as np
-    import torch
-
-    from wamdiff2_ros.model.inputs import build_inputs
-
-    rng = np.random.default_rng(0)
-    singles = []
-    if kind == "driving":
-        for question, images in driving_questions(samples):
-            singles.append(build_inputs(vla, question, images))
-    for i in range(samples if kind != "driving" else 0):
-        question = DEFAULT_QUESTIONS[i % len(DEFAULT_QUESTIONS)]
-        images = None
-        if image and vla.processor is not None:
-            images = [(rng.random((64, 112, 3)) * 255).astype(np.uint8)]
-        else:
-            question = question.replace("<image> ", "")
-        singles.append(build_inputs(vla, question, images))
-    batches = []
-    for start in range(0, samples, batch):
-        group = singles[start:start + batch]
-        width = max(g["input_ids"].shape[1] for g in group)
-        ids = torch.full((len(group), width), vla.pad_token_id, dtype=torch.long, device=vla.device)
-        mask = torch.zeros((len(group), width), dtype=torch.long, device=vla.device)
-        for row, g in enumerate(group):
-            n = g["input_ids"].shape[1]
-            ids[row, width - n:] = g["input_ids"][0]
-            mask[row, width - n:] = 1
-        out = {"input_ids": ids, "attention_mask": mask}
-        if "pixel_values" in group[0]:
-            out["pixel_values"] = torch.cat([g["pixel_values"] for g in group])
-            out["image_grid_thw"] = torch.cat([g["image_grid_thw"] for g in group])
-        batches.append(out)
-    return batches
-
-
-def _peak_memory_mb(device) -> float:
-    import torch
-
+def _peak_memory_mb(device: torch.device) -> float:
     if device.type == "cuda":
         return torch.cuda.max_memory_allocated(device) / 2**20
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
 def run_variant(vla, prompts, spec, block_size, args) -> tuple[dict, list[list[list[int]]]]:
-    import torch
-
-    from wamdiff2_ros.decoding.api import fast_engine
-    from wamdiff2_ros.decoding.config import DecodeConfig
-    from wamdiff2_ros.decoding.reference import ReferenceDecoder
-
     name, backend, graphs, prune = parse_engine(spec)
     config = DecodeConfig(block_size=block_size, confidence_threshold=args.threshold, max_new_tokens=args.max_new_tokens,
                           engine=name, attention_backend=backend, cuda_graphs=graphs, prune_committed=prune,
@@ -236,11 +145,7 @@ def format_table(rows: list[dict]) -> str:
 
 
 def write_plot(rows: list[dict], path: str, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for spec in dict.fromkeys(r["engine"] for r in rows):
         mine = sorted((r for r in rows if r["engine"] == spec), key=lambda r: r["block_size"])
@@ -260,9 +165,6 @@ def write_plot(rows: list[dict], path: str, title: str) -> None:
 
 
 def decode(args: argparse.Namespace) -> int:
-    import torch
-    from tqdm import tqdm
-
     try:
         blocks = [int(b) for b in args.blocks.split(",") if b.strip()]
         specs = [s.strip() for s in args.engines.split(",") if s.strip()]
@@ -309,3 +211,8 @@ def decode(args: argparse.Namespace) -> int:
         write_plot(rows, args.plot, f"{description} on {device_name}")
         print(f"wrote {args.plot}")
     return 0 if parity in (True, None) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python bench/decode.py``: the flags of ``wamdiff2 bench decode``."""
+    return run_script("bench/decode.py", "decode tokens/s per engine and block size", decode_arguments, decode, argv)

@@ -16,6 +16,15 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+import torch
+
+from wamdiff2_ros.data.tokenized import prompt_of
+from wamdiff2_ros.decoding.commits import format_steps, summarize
+from wamdiff2_ros.decoding.config import DecodeConfig, DecodeConfigError
+from wamdiff2_ros.decoding.reference import ReferenceDecoder
+from wamdiff2_ros.evaluation.ladder import heldout_rows
+from wamdiff2_ros.model.loader import ModelLoadError, load_model
+
 TASKS = ("planning", "perception", "understanding")
 
 
@@ -32,15 +41,6 @@ def trace_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def trace(args: argparse.Namespace) -> int:
-    import torch
-
-    from wamdiff2_ros.data.tokenized import prompt_of
-    from wamdiff2_ros.decoding.commits import format_steps, summarize
-    from wamdiff2_ros.decoding.config import DecodeConfig, DecodeConfigError
-    from wamdiff2_ros.decoding.reference import ReferenceDecoder
-    from wamdiff2_ros.evaluation.ladder import heldout_rows
-    from wamdiff2_ros.model.loader import ModelLoadError, load_model
-
     if not Path(args.heldout).is_dir():
         print(f"wamdiff2 bench trace: --heldout {args.heldout} is not a directory", file=sys.stderr)
         return 2

@@ -1,12 +1,12 @@
-"""Speed against quality: block-diffusion students decoded at several confidence thresholds, next to the AR baseline.
+"""`wamdiff2 bench sweep`: speed against quality, students decoded at several confidence thresholds next to the AR baseline.
 
 The confidence threshold is the knob of parallel decoding: every masked position whose
 softmax confidence reaches it is committed in the same forward. Lower thresholds commit
 more tokens per forward (faster) and risk committing wrong ones together (worse plans).
 This sweep decodes the same held-out samples with every (model, threshold) and scores
-them like ``training.results`` (planning L2 with the flagged constant-velocity
-fallback, parse rate, QA exact match, COCO mAP), so the frontier is measured, not
-guessed. A B=1 model is decoded once: its threshold changes nothing (one slot per step).
+them like the results ladder (``evaluation.ladder``: planning L2 with the flagged
+constant-velocity fallback, parse rate, QA exact match, COCO mAP), so the frontier is
+measured, not guessed. A B=1 model is decoded once: its threshold changes nothing (one slot per step).
 
 ``wamdiff2 bench sweep --model NAME=DIR[@B] ... --heldout DIR --thresholds 0.9,0.7,0.5 --json OUT``
 (also ``python bench/threshold_sweep.py``).
@@ -22,6 +22,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import torch
+
+from wamdiff2_ros.bench.machine import device_description
+from wamdiff2_ros.bench.plot import pyplot
+from wamdiff2_ros.bench.script import run_script
+from wamdiff2_ros.evaluation.ladder import evaluate_model, heldout_rows, pick
+from wamdiff2_ros.model.loader import ModelLoadError, load_model
 
 
 def parse_model_spec(spec: str) -> tuple[str, str, int | None]:
@@ -49,8 +57,6 @@ def threshold_sweep(models: dict[str, tuple[Any, int]], samples: dict[str, list[
                     thresholds: Sequence[float], *, max_new_tokens: int = 192,
                     progress: bool = True) -> list[dict[str, Any]]:
     """One scored row per (model, threshold); B=1 models get a single row (threshold ``None``)."""
-    from wamdiff2_ros.evaluation.ladder import evaluate_model
-
     rows = []
     for name, (vla, block) in models.items():
         for threshold in (thresholds if block > 1 else [None]):
@@ -82,9 +88,7 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
 
 def write_plot(rows: Sequence[dict[str, Any]], path: str | Path, title: str) -> Path:
     """Planning L2 and QA against tokens per forward, one curve per diffusion model, AR as a star."""
-    from wamdiff2_ros.training.plots import _pyplot
-
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for name in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == name]
@@ -125,12 +129,6 @@ def sweep_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def sweep(args: argparse.Namespace) -> int:
-    import torch
-
-    from wamdiff2_ros.decoding.bench import device_description
-    from wamdiff2_ros.evaluation.ladder import heldout_rows, pick
-    from wamdiff2_ros.model.loader import ModelLoadError, load_model
-
     try:
         specs = [parse_model_spec(s) for s in args.model]
         thresholds = parse_thresholds(args.thresholds)
@@ -168,3 +166,10 @@ def sweep(args: argparse.Namespace) -> int:
     if args.plot:
         print(f"wrote {write_plot(rows, args.plot, f'confidence-threshold sweep on {device}')}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python bench/threshold_sweep.py``: the flags of ``wamdiff2 bench sweep``."""
+    return run_script("bench/threshold_sweep.py",
+                      "planning L2 and QA against tokens per forward over confidence thresholds",
+                      sweep_arguments, sweep, argv)

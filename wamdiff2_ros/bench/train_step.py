@@ -1,6 +1,6 @@
-"""Benchmark: wall time of one training step (forward + backward + AdamW) per preset and objective.
+"""`wamdiff2 bench train-step`: wall time of one training step (forward + backward + AdamW) per preset and objective.
 
-``python -m wamdiff2_ros.model.bench --preset tiny --batch 8 --steps 5 --json OUT.json``
+``wamdiff2 bench train-step --preset tiny --batch 8 --steps 5 --json OUT.json``
 builds a realistic batch (one NAVSIM-sized front image per prompt, a planning question,
 an 8-waypoint answer), then times the AR step (B=1) and masked-diffusion steps for the
 given block sizes side by side. Prints a table and writes JSON.
@@ -55,6 +55,7 @@ def _train_step(vla, opt, samples: list, block: int, responses: torch.Tensor, ge
 
 
 def run(preset: str, batch: int, steps: int, block_sizes: list[int], threads: int, seed: int = 0) -> dict:
+    """Median and minimum step time of the AR step and of a diffusion step per block size, on one fixed batch."""
     torch.set_num_threads(threads)
     rng = np.random.default_rng(seed)
     vla = init_model(preset, seed=seed)
@@ -103,15 +104,16 @@ def run(preset: str, batch: int, steps: int, block_sizes: list[int], threads: in
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def train_step_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", default="tiny")
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--block-sizes", default="4,16", help="comma-separated diffusion block sizes")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--json", default=None, help="write the results here")
-    args = parser.parse_args(argv)
+
+
+def train_step(args: argparse.Namespace) -> int:
     blocks = [int(b) for b in args.block_sizes.split(",") if b.strip()]
     result = run(args.preset, args.batch, args.steps, blocks, args.threads)
     print(f"preset {result['preset']} ({result['parameters']:,} parameters), batch {result['batch']}, "
@@ -127,6 +129,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.json}")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

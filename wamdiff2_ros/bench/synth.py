@@ -1,4 +1,4 @@
-"""Benchmark of the synthetic writer: frames per second, front camera vs all eight cameras.
+"""`wamdiff2 bench synth`: frames per second of the synthetic writer, front camera vs all eight cameras.
 
 Each variant writes a fresh dataset into a temporary folder (world simulation,
 rendering, JPEG encoding, pickling) and is timed end to end; variants run in one
@@ -17,16 +17,17 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from wamdiff2_ros.bench.script import run_script
+from wamdiff2_ros.data.camera import parse_size
 from wamdiff2_ros.data.navsim import CAMERA_NAMES
+from wamdiff2_ros.data.synth import synthesize
 
-__all__ = ["run_benchmark", "add_arguments", "run_from_args"]
+__all__ = ["run_benchmark", "format_table", "synth_arguments", "synth", "main"]
 
 
 def run_benchmark(frames: int = 200, logs: int = 2, size: tuple[int, int] = (512, 256), seed: int = 0,
                   all_camera_frames: int | None = None) -> dict:
     """Time ``synthesize`` for the front camera and for all 8 cameras; returns the result dict."""
-    from wamdiff2_ros.data.synth import synthesize
-
     variants = [("CAM_F0", ("CAM_F0",), frames), ("all 8 cameras", CAMERA_NAMES, all_camera_frames or max(frames // 4, 8))]
     rows = []
     for label, cameras, n_frames in variants:
@@ -82,7 +83,7 @@ def format_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def synth_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--frames", type=int, default=200, help="front-camera frames to time (default 200)")
     parser.add_argument("--all-camera-frames", type=int, default=None, help="frames for the 8-camera run (default frames/4)")
     parser.add_argument("--logs", type=int, default=2, help="logs the frames are split into (default 2)")
@@ -92,9 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where to write the JSON results (default out/bench/synth.json)")
 
 
-def run_from_args(args: argparse.Namespace) -> int:
-    from wamdiff2_ros.data.camera import parse_size
-
+def synth(args: argparse.Namespace) -> int:
     try:
         size = parse_size(args.size)
     except ValueError as exc:
@@ -111,3 +110,6 @@ def run_from_args(args: argparse.Namespace) -> int:
     return 0
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``python bench/synth.py``: the flags of ``wamdiff2 bench synth``."""
+    return run_script("bench/synth.py", "frames per second of the synthetic world", synth_arguments, synth, argv)

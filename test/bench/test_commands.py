@@ -1,0 +1,59 @@
+"""`wamdiff2 bench`: every benchmark is a sub-command, its --help works, and the bench/*.py launchers run them."""
+
+from __future__ import annotations
+
+import re
+import runpy
+import sys
+
+import pytest
+from helpers_ros import REPO
+
+from wamdiff2_ros import cli
+
+SUBCOMMANDS = ("decode", "decode-profile", "synth", "train-step", "sweep", "trace", "agent-tasks", "gpu-prefix-check")
+# bench/<script>: the sub-command it launches (ros_latency.py starts ROS nodes: a script of its own)
+LAUNCHERS = {"decode.py": "decode", "decode_profile.py": "decode-profile", "synth.py": "synth",
+             "threshold_sweep.py": "sweep", "agent_tasks.py": "agent-tasks", "gpu_prefix_check.py": "gpu-prefix-check"}
+
+
+def _help(run, capsys) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        run()
+    assert exit_.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_bench_help_lists_every_benchmark(capsys):
+    assert tuple(cli.COMMANDS["bench"][1]) == SUBCOMMANDS
+    text = _help(lambda: cli.main(["bench", "--help"]), capsys)
+    for name in SUBCOMMANDS:
+        assert re.search(rf"^ +{name}\s", text, re.MULTILINE), name
+    for _, target in cli.COMMANDS["bench"][1].values():
+        assert target.startswith("wamdiff2_ros.bench."), target
+
+
+@pytest.mark.parametrize("name", SUBCOMMANDS)
+def test_every_subcommand_help_works(name, capsys):
+    text = _help(lambda: cli.main(["bench", name, "--help"]), capsys)
+    assert f"usage: wamdiff2 bench {name}" in text and "--json" in text
+
+
+@pytest.mark.parametrize("script", sorted(LAUNCHERS))
+def test_launchers_take_the_subcommand_flags(script, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", [f"bench/{script}", "--help"])
+    text = _help(lambda: runpy.run_path(str(REPO / "bench" / script), run_name="__main__"), capsys)
+    assert f"usage: bench/{script}" in text
+    flags = set(re.findall(r"--[a-z][a-z-]*", text))
+    assert flags == set(re.findall(r"--[a-z][a-z-]*", _help(lambda: cli.main(["bench", LAUNCHERS[script], "--help"]),
+                                                             capsys)))
+
+
+def test_bench_folder_holds_the_launchers_and_what_the_docs_run():
+    assert {p.name for p in (REPO / "bench").glob("*.py")} == {*LAUNCHERS, "ros_latency.py"}
+    for doc in ("Makefile", "README.md", "docs/BENCHMARKS.md", "bench/gpu_decode.sh", "wamdiff2_ros/data/README.md"):
+        text = (REPO / doc).read_text(encoding="utf-8")
+        for path in re.findall(r"\bbench/[a-z_]+\.(?:py|sh)\b", text):
+            assert (REPO / path).is_file(), f"{doc} names {path}, which does not exist"
+        for name in re.findall(r"wamdiff2 bench ([a-z-]+)", text):
+            assert name in SUBCOMMANDS, f"{doc} names `wamdiff2 bench {name}`, which is no sub-command"
