@@ -7,7 +7,8 @@ generate. This rewrites the include line of those files inside the venv only
 (nothing under /opt is touched) to this interpreter's include directory and the
 numpy include directory given on the command line. That numpy path must lie outside
 the source tree: CMake refuses to export include directories inside it, and the
-venv lives in the repository (see tools/setup.sh). Idempotent.
+venv lives in the repository (tools/build_ros.sh, which runs this, links it from a
+cache directory). Idempotent.
 
 usage: python fix_ros_cmake_paths.py VENV_PREFIX NUMPY_INCLUDE_DIR
 """

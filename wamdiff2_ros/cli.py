@@ -3,7 +3,8 @@
 Each sub-command is named by a target ``"package.module:name"``; the module provides
 ``name(args) -> int`` and, optionally, ``name_arguments(parser)``. Modules are
 imported only for the command that runs, so ``wamdiff2 --help`` stays fast and never
-imports torch or rclpy. A target that does not exist yet says so and exits 2.
+imports torch or rclpy. Every target exists (test/foundation/test_cli.py resolves them
+all): one that does not is a bug and fails loudly.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+
+from wamdiff2_ros import __version__
 
 # command -> (help, target) or (help, {subcommand: (help, target)})
 COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
@@ -25,12 +28,20 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
     "bench": (
         "benchmarks that print a table and write JSON",
         {
-            "decode": ("decode tokens/s per engine and block size", "wamdiff2_ros.decoding.bench:decode"),
-            "synth": ("frames per second of the synthetic world", "wamdiff2_ros.data.commands:bench"),
+            "decode": ("decode tokens/s per engine and block size", "wamdiff2_ros.bench.decode:decode"),
+            "decode-profile": ("where a decode forward's time goes: matmul, attention, the rest",
+                               "wamdiff2_ros.bench.decode_profile:decode_profile"),
+            "synth": ("frames per second of the synthetic world", "wamdiff2_ros.bench.synth:synth"),
+            "train-step": ("wall time of one training step per preset and objective",
+                           "wamdiff2_ros.bench.train_step:train_step"),
             "sweep": ("planning L2 and QA against tokens/forward over confidence thresholds",
-                      "wamdiff2_ros.training.sweep:sweep"),
+                      "wamdiff2_ros.bench.sweep:sweep"),
             "trace": ("which tokens each denoise step commits on one held-out sample",
-                      "wamdiff2_ros.training.trace:trace"),
+                      "wamdiff2_ros.bench.trace:trace"),
+            "agent-tasks": ("per-frame DrivingAgent latency of the three tasks, with and without a shared prefix",
+                            "wamdiff2_ros.bench.agent_tasks:agent_tasks"),
+            "gpu-prefix-check": ("device check: shared-prefix agent tokens equal the reference's, no graph re-capture",
+                                 "wamdiff2_ros.bench.gpu_prefix_check:gpu_prefix_check"),
         },
     ),
     "synth": ("write synthetic NAVSIM-format logs and camera images", "wamdiff2_ros.data.commands:synth"),
@@ -70,22 +81,11 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
 }
 
 
-class NotImplementedCommand(Exception):
-    """The target of a sub-command does not exist yet."""
-
-
 def _resolve(target: str) -> tuple[Callable[[argparse.ArgumentParser], None] | None, Callable[..., int]]:
+    """Import ``"package.module:name"``; returns (``name_arguments`` or None, ``name``)."""
     module_name, _, name = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
-            raise NotImplementedCommand(target) from exc
-        raise
-    run = getattr(module, name, None)
-    if run is None:
-        raise NotImplementedCommand(target)
-    return getattr(module, f"{name}_arguments", None), run
+    module = importlib.import_module(module_name)
+    return getattr(module, f"{name}_arguments", None), getattr(module, name)
 
 
 def _top_parser() -> argparse.ArgumentParser:
@@ -93,8 +93,6 @@ def _top_parser() -> argparse.ArgumentParser:
         prog="wamdiff2",
         description="WAM-Diff2 driving VLA: models, data, training, evaluation, ROS 2 demo.",
     )
-    from wamdiff2_ros import __version__
-
     parser.add_argument("--version", action="version", version=f"wamdiff2_ros {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, spec) in COMMANDS.items():
@@ -130,11 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rest = rest[1:]
     else:
         target = spec
-    try:
-        add_arguments, run = _resolve(target)
-    except NotImplementedCommand:
-        print(f"wamdiff2 {' '.join(path)}: not implemented yet ({target} does not exist)", file=sys.stderr)
-        return 2
+    add_arguments, run = _resolve(target)
     parser = _command_parser(path, help_text)
     if add_arguments is not None:
         add_arguments(parser)

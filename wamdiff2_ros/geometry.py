@@ -34,21 +34,28 @@ TWO_PI = 2.0 * math.pi
 #: How :func:`wrap_angle` reduces an angle. They differ in the last bit and at +-pi:
 #: ``remainder`` is exact (IEEE remainder, like ``math.remainder``) and keeps +-pi;
 #: ``modulo`` is ``(a + pi) mod 2 pi - pi``, maps +pi to -pi, and rounds (small angles
-#: lose low bits); ``atan2`` is ``atan2(sin a, cos a)``, keeps +-pi, and rounds.
-#: ``modulo`` (evaluation) and ``atan2`` (synthetic world and map) stay so that their
-#: numbers do not move; new code should use the default.
-WRAP_METHODS = ("remainder", "modulo", "atan2")
+#: lose low bits); ``atan2`` is ``atan2(sin a, cos a)``, keeps +-pi, and rounds;
+#: ``math`` is the same formula through Python's ``math`` module, one value at a time
+#: (numpy's vectorised ``arctan2`` differs from libm's in the last bit for some inputs).
+#: ``modulo`` (evaluation), ``atan2`` (synthetic world and map) and ``math`` (closed-loop
+#: vehicle model and PDM probe) stay so that their numbers do not move; new code should
+#: use the default.
+WRAP_METHODS = ("remainder", "modulo", "atan2", "math")
 
 
 def wrap_angle(angle: np.ndarray | float, *, method: str = "remainder") -> np.ndarray | np.floating:
     """Angle(s) wrapped to [-pi, pi] (``method="modulo"``: [-pi, pi)); see :data:`WRAP_METHODS`.
 
-    ``remainder`` raises ``ValueError`` on an infinite angle, as ``math.remainder`` does.
+    ``remainder`` and ``math`` raise ``ValueError`` on an infinite angle, as ``math`` does.
     """
     if method == "modulo":
         return (np.asarray(angle) + np.pi) % (2.0 * np.pi) - np.pi
     if method == "atan2":
         return np.arctan2(np.sin(angle), np.cos(angle))
+    if method == "math":
+        a = np.asarray(angle, dtype=np.float64)
+        out = np.array([math.atan2(math.sin(v), math.cos(v)) for v in a.ravel().tolist()], dtype=np.float64)
+        return out.reshape(a.shape)[()]
     if method != "remainder":
         raise ValueError(f"unknown wrap method {method!r}; expected one of {', '.join(WRAP_METHODS)}")
     a = np.asarray(angle, dtype=np.float64)

@@ -32,6 +32,7 @@ PI = math.pi
 @pytest.mark.parametrize(("method", "at_pi", "at_minus_pi"), [
     ("remainder", PI, -PI),
     ("atan2", PI, -PI),
+    ("math", PI, -PI),
     ("modulo", -PI, -PI),  # half-open [-pi, pi)
 ])
 def test_wrap_angle_at_plus_minus_pi(method, at_pi, at_minus_pi):
@@ -69,6 +70,13 @@ def test_wrap_angle_remainder_is_exact_like_math_remainder():
         assert got == want and math.copysign(1.0, got) == math.copysign(1.0, want), v
     assert float(wrap_angle(0.215)) == 0.215  # in range: untouched, so 2-decimal text cannot flip
     np.testing.assert_array_equal(wrap_angle(np.array(values)), [math.remainder(v, 2 * PI) for v in values])
+
+
+def test_wrap_angle_math_is_libm_atan2_bit_for_bit():
+    values = np.random.default_rng(5).uniform(-20.0, 20.0, 2000)
+    want = [math.atan2(math.sin(v), math.cos(v)) for v in values.tolist()]
+    np.testing.assert_array_equal(wrap_angle(values, method="math"), want)
+    assert all(float(wrap_angle(v, method="math")) == w for v, w in zip(values.tolist()[:50], want, strict=False))
 
 
 def test_wrap_angle_refuses_infinity_and_unknown_methods():

@@ -18,8 +18,8 @@ import pytest
 from conftest import process_output
 
 sys.path.append(str(pathlib.Path(__file__).parent))  # test/ros helpers (pytest runs in importlib mode)
-from iface_env import interfaces_env, without_interfaces  # noqa: E402
-from test_waypoint_follower import _odometry, _trajectory  # noqa: E402
+from iface_env import interfaces_env, without_interfaces
+from test_waypoint_follower import _odometry, _trajectory
 
 pytestmark = pytest.mark.ros
 ROLE = "/carla/ego_vehicle"

@@ -19,7 +19,7 @@ from wamdiff2_ros.ros.image_conversion import (
 if os.environ.get("WAMDIFF2_REQUIRE_ROS") != "1" and not ros_available():
     pytest.skip("sensor_msgs is not importable (run through `make test`)", allow_module_level=True)
 
-from sensor_msgs.msg import CompressedImage, Image  # noqa: E402
+from sensor_msgs.msg import CompressedImage, Image
 
 RGB = np.random.default_rng(0).integers(0, 255, (6, 10, 3), dtype=np.uint8)
 

@@ -69,7 +69,7 @@ def test_drive_node_from_the_install_loads_the_shipped_student(workspace, ros_en
 
     ws, env = workspace
     env = dict(env, ROS_DOMAIN_ID=ros_env["ROS_DOMAIN_ID"])
-    log = open(tmp_path / "drive_node.log", "w")  # noqa: SIM115 - closed below
+    log = open(tmp_path / "drive_node.log", "w")  # closed below
     node = subprocess.Popen(_sourced(ws, env, f"exec {ws}/install/wamdiff2_ros/lib/wamdiff2_ros/drive_node --ros-args -p tasks:=[planning]"),
                             cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
     node.log_path = str(tmp_path / "drive_node.log")

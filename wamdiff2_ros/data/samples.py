@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from wamdiff2_ros.data.navsim import Frame, Scene
-from wamdiff2_ros.geometry import wrap_angle
-from wamdiff2_ros.model import codecs
+from wamdiff2_ros.geometry import box_corners, wrap_angle
+from wamdiff2_ros.model import codecs, prompts
+from wamdiff2_ros.model.conversation import make_conversation
 
 __all__ = [
     "ANSWER_SETS",
@@ -120,7 +121,7 @@ def lead_vehicle(frame: Frame, max_distance: float = LEAD_RANGE_M) -> LeadVehicl
 
 
 def _image_list(scene: Scene, cameras: Sequence[str], frames_per_camera: int) -> list[str]:
-    """Camera-major, oldest first (the order of ``codecs.image_preamble``)."""
+    """Camera-major, oldest first (the order of ``prompts.image_preamble``)."""
     n_hist = scene.metadata.num_history_frames
     if not 1 <= frames_per_camera <= n_hist:
         raise ValueError(f"frames_per_camera must be in 1..{n_hist}, got {frames_per_camera}")
@@ -145,10 +146,10 @@ def _base_meta(scene: Scene) -> dict[str, Any]:
 def planning_sample(scene: Scene, cameras: Sequence[str] = ("CAM_F0",), frames_per_camera: int = 1) -> Sample:
     """The reference's planning sample: command, velocity, acceleration -> 8 waypoints."""
     frame = scene.current_frame
-    command = codecs.command_from_one_hot(frame.ego_status.driving_command)
-    trajectory = scene.future_trajectory(codecs.NUM_WAYPOINTS)
+    command = prompts.command_from_one_hot(frame.ego_status.driving_command)
+    trajectory = scene.future_trajectory(prompts.NUM_WAYPOINTS)
     images = _image_list(scene, cameras, frames_per_camera)
-    question = codecs.planning_question(
+    question = prompts.planning_question(
         command,
         tuple(float(v) for v in frame.ego_status.ego_velocity),
         tuple(float(v) for v in frame.ego_status.ego_acceleration),
@@ -164,12 +165,11 @@ def planning_sample(scene: Scene, cameras: Sequence[str] = ("CAM_F0",), frames_p
 
 
 def _box_corners_ego(box: np.ndarray) -> np.ndarray:
+    """Corners (8, 3) of a (7,) box: front-left, front-right, rear-right, rear-left at the bottom, then the top."""
     x, y, z, length, width, height, yaw = box
-    c, s = math.cos(yaw), math.sin(yaw)
-    dx = np.array([1, 1, -1, -1, 1, 1, -1, -1]) * length / 2
-    dy = np.array([1, -1, -1, 1, 1, -1, -1, 1]) * width / 2
+    ground = box_corners(x, y, length, width, yaw)[[0, 3, 2, 1]]  # clockwise from front-left
     dz = np.array([-1, -1, -1, -1, 1, 1, 1, 1]) * height / 2
-    return np.stack([x + c * dx - s * dy, y + s * dx + c * dy, z + dz], axis=1)
+    return np.column_stack([np.concatenate([ground, ground]), z + dz])
 
 
 def _lidar2ego(frame: Frame) -> tuple[np.ndarray, np.ndarray]:
@@ -218,7 +218,7 @@ def visible_boxes(frame: Frame, cameras: Sequence[str] = ("CAM_F0",), max_distan
         t_c2e = r_l2e @ camera.sensor2lidar_translation + t_l2e
         k = camera.intrinsics
         for i in range(len(anns)):
-            if i in seen or anns.names[i] not in codecs.LABELS:
+            if i in seen or anns.names[i] not in prompts.LABELS:
                 continue
             box = anns.boxes[i]
             dist = float(np.hypot(box[0], box[1]))
@@ -249,7 +249,7 @@ def perception_sample(scene: Scene, cameras: Sequence[str] = ("CAM_F0",), max_di
     """Boxes of the current frame visible in ``cameras`` (one image per camera)."""
     boxes = visible_boxes(scene.current_frame, cameras, max_distance)
     images = _image_list(scene, cameras, 1)
-    question = codecs.perception_question(num_images=len(images), cameras=tuple(cameras))
+    question = prompts.perception_question(num_images=len(images), cameras=tuple(cameras))
     meta = _base_meta(scene) | {"num_boxes": len(boxes)}
     return Sample("perception", f"{scene.token}_perception", images, question, codecs.encode_perception(boxes), meta)
 
@@ -307,7 +307,7 @@ def _route_facts(scene: Scene, road_map: Any) -> _RouteFacts:
 
 
 def _next_action(scene: Scene) -> str:
-    traj = scene.future_trajectory(codecs.NUM_WAYPOINTS)
+    traj = scene.future_trajectory(prompts.NUM_WAYPOINTS)
     speed_now = float(np.hypot(*scene.current_frame.ego_status.ego_velocity))
     if float(np.hypot(*traj[-1, :2])) < 1.0:
         return "stay stopped"
@@ -317,7 +317,7 @@ def _next_action(scene: Scene) -> str:
     if heading < -0.5:
         return "turn right"
     steps = np.diff(np.vstack([[0.0, 0.0], traj[:, :2]]), axis=0)
-    speed_end = float(np.hypot(*steps[-4:].T).mean() / codecs.WAYPOINT_INTERVAL_S)
+    speed_end = float(np.hypot(*steps[-4:].T).mean() / prompts.WAYPOINT_INTERVAL_S)
     if speed_end < 0.6 * speed_now - 1.0:
         return "slow down"
     if speed_end > speed_now + 1.5:
@@ -358,14 +358,14 @@ def understanding_samples(scene: Scene, road_map: Any | None = None, cameras: Se
     if facts is not None:
         answers["traffic_light"] = facts.light
         answers["route_maneuver"] = facts.maneuver
-    if scene.metadata.num_future_frames >= codecs.NUM_WAYPOINTS:
-        command = codecs.command_from_one_hot(frame.ego_status.driving_command)
+    if scene.metadata.num_future_frames >= prompts.NUM_WAYPOINTS:
+        command = prompts.command_from_one_hot(frame.ego_status.driving_command)
         action = _next_action(scene)
         answers["next_action"] = f"{action}, because {_reason(action, lead, facts, command)}."
     out = []
     for key, answer in answers.items():
         assert answer in ANSWER_SETS[key], (key, answer)
-        question = codecs.understanding_question(QUESTIONS[key], num_images=len(images), cameras=tuple(cameras))
+        question = prompts.understanding_question(QUESTIONS[key], num_images=len(images), cameras=tuple(cameras))
         meta = _base_meta(scene) | {"question_type": key, "answer_set": list(ANSWER_SETS[key])}
         out.append(Sample("understanding", f"{scene.token}_qa_{key}", images, question, answer, meta))
     return out
@@ -390,5 +390,5 @@ def to_conversation(sample: Sample, datasource: str = "navsim", relative_to: str
     if relative_to is not None:
         root = Path(relative_to).resolve()
         images = [str(Path(p).resolve().relative_to(root)) if Path(p).is_absolute() else p for p in images]
-    return codecs.make_conversation(datasource, sample.sample_id, images, sample.question, sample.answer)
+    return make_conversation(datasource, sample.sample_id, images, sample.question, sample.answer)
 

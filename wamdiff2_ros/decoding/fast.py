@@ -1,14 +1,27 @@
 """Fast block-diffusion engine: static KV cache, in-place denoise steps, optional FlashInfer and CUDA graphs.
 
 Same decoding rule as ``reference.py`` (and tested to give the same tokens), built for
-speed:
+speed. A request runs in named steps, one per stage of the paper's decoding
+(:meth:`FastEngine._decode` is the block loop):
+
+1. ``_prefill``: the prompt, block-causally, into the cache (``_prefill_suffix`` for
+   rows that continue a shared prefix);
+2. per response block k: ``_start_block`` (all masks), ``_denoise`` (denoise steps
+   over [KV cache ; block], each committing by confidence threshold, else the most
+   confident mask, everything at the step cap: ``selection.commit_step``),
+   ``_commit_block`` (keep the block's tokens; a row that committed the end token is
+   finished), and stop once every row is finished;
+3. the clean forward that writes block k's K/V runs fused into the first denoise step
+   of block k+1 (below).
+
+How it is fast:
 
 * the KV cache is preallocated once (``kv_cache.StaticKVCache``) and reused across
   requests; the decoder layers run over the model's own weight tensors
   (``text_stack.TextStack``), prefill and the vision tower included;
 * a denoise step writes its block's K/V into the block's slots and attends over
   [valid prefix ; block]; the next step overwrites the same slots, so no copy, no
-  crop, no cache growth;
+  crop, no cache growth (a block's slots become valid keys only once it is clean);
 * the clean KV-writing forward of block k is **fused** with the first denoise step
   of block k+1: one forward over [block k (clean) ; block k+1 (all masks)] where the
   clean half sees only the prefix and itself and the masked half sees everything.
@@ -18,9 +31,12 @@ speed:
 * eager SDPA forwards (no CUDA graph; B > 1) run the last layer's queries, attention output and MLP only
   for the block columns still masked (and not for a fused clean block): nothing reads
   the other columns' outputs, so the tokens are unchanged (``prune_committed``);
-* unmask selection is vectorised on the device (``selection.commit_step``); the only
-  host syncs are one boolean per step ("is the block complete?", which ends the
-  block) and one per block ("are all rows finished?");
+* unmask selection is vectorised on the device (``selection.commit_step``). Host
+  syncs while decoding: one per denoise step ("is the block complete?", which ends
+  the block); with pruning, a second one per step from the block's second step on
+  (the indices of the still-masked columns); one per block ("are all rows
+  finished?"); and, with a ``trace``, the copy of each step's logits. FlashInfer
+  plans each block's page lists on the host;
 * attention through torch SDPA (CPU and GPU) or FlashInfer (GPU, planned once per
   block and forward kind); on CUDA one graph per (forward kind, batch bucket, B);
 * a frame set's task prompts can share one vision pass and one prefilled prefix
@@ -41,10 +57,10 @@ import torch
 
 from .attention import FlashInferAttention, FlashInferPlan, SdpaAttention, resolve_backend
 from .config import DecodeConfig, DecodeResult
-from .cuda_graphs import SLOT_ROUND, batch_bucket, graph_shape
+from .cuda_graphs import SLOT_ROUND, BlockGraphs, batch_bucket, graph_shape
 from .kv_cache import StaticKVCache
 from .outputs import build_result, device_clock
-from .prefix import SharedPrefix, VisionFeatures, shared_length, suffix_batch
+from .prefix import SharedPrefix, SuffixBatch, VisionFeatures, shared_length, suffix_batch
 from .prompt import DecodeInputError, PreparedPrompt, prepare_prompt, prompt_block_mask
 from .selection import commit_step
 from .text_stack import TextStack
@@ -89,6 +105,60 @@ class PromptState:
     ranges: list[tuple[int, int]]  # per row, the slot range of its real prompt tokens (FlashInfer pages)
     response_start: torch.Tensor  # (b,) long text position of the first response token
 
+    @classmethod
+    def left_padded(cls, prompt: PreparedPrompt) -> PromptState:
+        """A left-padded prompt batch prefilled into slots [0, L): row r's real tokens are [pad_r, L)."""
+        length = prompt.length
+        return cls(prompt.batch_size, length, prompt.attention_mask,
+                   [(pad, length) for pad in prompt.pad_lengths.tolist()], prompt.response_start)
+
+
+@dataclass
+class DecodeState:
+    """Device-side state of one batch decode, kept across its blocks.
+
+    Decode rows ``[real_rows, rows)`` are graph-bucket fillers: finished from the
+    start, so they never write a token.
+    """
+
+    rows: int  # decode rows: b, or its graph bucket
+    real_rows: int  # b, the rows the caller asked for
+    block_size: int  # B
+    prompt_length: int  # L
+    key_valid: torch.Tensor  # (rows, cache slots) bool: slots a query may attend (prompt, clean blocks)
+    response_start: torch.Tensor  # (rows,) long text position of the first response token
+    finished: torch.Tensor  # (rows,) bool: the row has committed the end token
+    out_ids: torch.Tensor  # (rows, num_blocks * B) committed tokens (the end token where none was committed)
+    out_conf: torch.Tensor  # (rows, num_blocks * B) their confidences
+    ranges: list[tuple[int, int]]  # per decode row, its real prompt slots (FlashInfer pages)
+    offsets: torch.Tensor  # (B,) arange: a block's columns
+    forwards: int = 0  # decode forwards run
+    blocks: int = 0  # response blocks committed
+
+
+@dataclass
+class Block:
+    """Response block k while it is denoised: its tokens, and its decode forwards' inputs built once.
+
+    ``inputs`` holds one input dict per forward kind: "step" (a denoise step over
+    [KV cache ; block]) and, after block 0, "fused" (the previous block's clean
+    forward together with this block's first denoise step). The dicts hold ``ids``
+    itself, which the steps update in place.
+    """
+
+    index: int  # k
+    start: int  # first cache slot, L + kB
+    positions: torch.Tensor  # (rows, B) long text positions
+    ids: torch.Tensor  # (rows, B) long: committed tokens, the mask token where still masked
+    conf: torch.Tensor  # (rows, B) float: confidence each committed token had
+    masked: torch.Tensor  # (rows, B) bool: still masked (none in finished rows)
+    inputs: dict[str, dict[str, torch.Tensor]]
+    plans: dict[str, FlashInferPlan]  # FlashInfer only: one plan per forward kind
+
+    @property
+    def fused(self) -> bool:
+        return "fused" in self.inputs
+
 
 class FastEngine:
     """Fast decoder bound to one model; keeps its cache, rope tables and graphs between calls.
@@ -132,8 +202,14 @@ class FastEngine:
         prune = config.prune_committed and backend == "sdpa" and not static and config.block_size > 1
         return Mode(backend, graphs, static, prune)
 
-    def _reserve(self, mode: Mode, batch: int, needed: int, dtype: torch.dtype, device: torch.device) -> int:
-        """Make the cache hold ``batch`` rows (bucketed in static mode) and ``needed`` slots; returns the decode rows."""
+    def _reserve(self, mode: Mode, batch: int, prompt_length: int, config: DecodeConfig, dtype: torch.dtype,
+                 device: torch.device) -> int:
+        """Make the cache hold ``batch`` rows and the prompt plus every response block; returns the decode rows.
+
+        Static (graph) shapes round both up to their CUDA-graph buckets
+        (``cuda_graphs.graph_shape``); a cache that already fits is kept, so its graphs stay.
+        """
+        needed = prompt_length + config.num_blocks * config.block_size
         rows = batch_bucket(batch) if mode.static else batch
         slots = graph_shape(batch, needed)[1] if mode.static else needed
         layout = "paged" if mode.backend == "flashinfer" else "dense"
@@ -146,8 +222,6 @@ class FastEngine:
         elif self.cache is None:
             self._allocate(rows, slots, dtype, device, layout)
         if mode.graphs and self.graphs is None:
-            from .cuda_graphs import BlockGraphs
-
             self.graphs = BlockGraphs()
         return rows
 
@@ -158,6 +232,15 @@ class FastEngine:
         self.cache = StaticKVCache(s.num_layers, rows, slots, s.kv_heads, s.head_dim, dtype, device, layout)
         self.rope_cos, self.rope_sin = s.text_rope_table(slots, dtype, device)
         self.cache_allocations += 1
+
+    def _device_dtype(self) -> tuple[torch.device, torch.dtype]:
+        param = next(self.model.parameters())
+        return param.device, param.dtype
+
+    @staticmethod
+    def _label(mode: Mode, config: DecodeConfig) -> str:
+        return (f"fast/{mode.backend}" + ("+cudagraph" if mode.graphs else "")
+                + ("" if config.prune_committed else "+full"))
 
     # -- forwards ---------------------------------------------------------------------
     def _encode_images(self, prompt: PreparedPrompt, dtype: torch.dtype) -> VisionFeatures:
@@ -191,18 +274,6 @@ class FastEngine:
         cos, sin = stack.rope(hidden, position_ids)
         attend = SdpaAttention(cache, slots, mask[:, None], kv_len, stack.scale)
         stack.layers_forward(hidden, cos, sin, attend, visual_mask, deepstack)
-
-    def _prefill(self, prompt: PreparedPrompt, block: int, dtype: torch.dtype,
-                 vision: VisionFeatures | None = None) -> None:
-        """Whole-prompt prefill into the engine's cache (``vision``: the images' features if already encoded)."""
-        visual = None
-        if prompt.has_images:
-            vision = vision if vision is not None else self._encode_images(prompt, dtype)
-            visual = (prompt.input_ids == self._image_token_id(), vision.embeds, vision.deepstack)
-        length = prompt.length
-        mask = prompt_block_mask(prompt.attention_mask, block)
-        slots = torch.arange(length, device=prompt.input_ids.device)
-        self._prefill_forward(self.cache, prompt.input_ids, prompt.position_ids, mask, slots, length, visual)
 
     def _forward(self, ids: torch.Tensor, positions: torch.Tensor, slots: torch.Tensor, mask: torch.Tensor,
                  block: int, plan: FlashInferPlan | None = None, columns: torch.Tensor | None = None) -> torch.Tensor:
@@ -241,7 +312,69 @@ class FastEngine:
         plan.plan(ranges, length, ends, block)
         return plan
 
-    # -- decoding ---------------------------------------------------------------------
+    # -- prefill ----------------------------------------------------------------------
+    def _prefill(self, prompt: PreparedPrompt, block: int, dtype: torch.dtype,
+                 vision: VisionFeatures | None = None) -> PromptState:
+        """Prefill a whole left-padded prompt batch block-causally into the engine's cache.
+
+        ``vision``: the images' features if already encoded (else the vision tower runs here).
+        """
+        visual = None
+        if prompt.has_images:
+            vision = vision if vision is not None else self._encode_images(prompt, dtype)
+            visual = (prompt.input_ids == self._image_token_id(), vision.embeds, vision.deepstack)
+        length = prompt.length
+        mask = prompt_block_mask(prompt.attention_mask, block)
+        slots = torch.arange(length, device=prompt.input_ids.device)
+        self._prefill_forward(self.cache, prompt.input_ids, prompt.position_ids, mask, slots, length, visual)
+        return PromptState.left_padded(prompt)
+
+    def _prefill_suffix(self, prefix: SharedPrefix, batch: SuffixBatch) -> PromptState:
+        """Copy the prefix K/V into every row, then prefill the rows' own suffixes (``prefix.py`` layout)."""
+        s, b, length = prefix.length, len(batch.lengths), batch.prompt_length
+        if prefix.cache is not None:
+            self.cache.load_prefix(prefix.cache, b, s)
+        visual = None
+        if prefix.vision is not None:
+            visual_mask = (batch.input_ids == prefix.image_token_id) & batch.real
+            counts = visual_mask.sum(dim=1).tolist()
+            if any(prefix.visual_in_prefix + c != prefix.vision.tokens for c in counts):
+                raise DecodeInputError("a prompt's image tokens do not match the frame set's vision tokens")
+            embeds, deepstack = prefix.vision.rows(prefix.visual_in_prefix, prefix.vision.tokens)
+            if b > 1:  # row-major order of the placeholders: each row's suffix takes the same features
+                embeds = embeds.repeat(b, 1)
+                deepstack = [d.repeat(b, 1) for d in deepstack]
+            visual = (visual_mask, embeds, deepstack)
+        self._prefill_forward(self.cache, batch.input_ids, batch.position_ids, batch.mask,
+                              torch.arange(s, length, device=self.cache.device), length, visual)
+        return PromptState(b, length, batch.prompt_valid, [(0, n) for n in batch.lengths], batch.response_start)
+
+    def _fill_prefix(self, prefix: SharedPrefix, dtype: torch.dtype, device: torch.device) -> None:
+        """Prefill the shared prefix on its own into its own cache (before a batch continues from it)."""
+        s, block, first = prefix.length, prefix.block_size, prefix.prompts[0]
+        if s == 0 or prefix.cache is not None:
+            return
+        stack = self.stack
+        cache = StaticKVCache(stack.num_layers, 1, s, stack.kv_heads, stack.head_dim, dtype, device, "dense")
+        prefix_ids = first.input_ids[:, :s]
+        mask = prompt_block_mask(torch.ones((1, s), dtype=torch.bool, device=device), block)
+        visual = None
+        if prefix.vision is not None and prefix.visual_in_prefix:
+            embeds, deepstack = prefix.vision.rows(0, prefix.visual_in_prefix)
+            visual = (prefix_ids == prefix.image_token_id, embeds, deepstack)
+        self._prefill_forward(cache, prefix_ids, first.position_ids[:, :, :s], mask,
+                              torch.arange(s, device=device), s, visual)
+        prefix.cache = cache
+
+    def _capture_prefix(self, prefix: SharedPrefix, dtype: torch.dtype, device: torch.device) -> None:
+        """Keep slots [0, S) of the engine cache's first row (a whole prompt just prefilled) as the prefix."""
+        stack = self.stack
+        cache = StaticKVCache(stack.num_layers, 1, prefix.length, stack.kv_heads, stack.head_dim, dtype, device,
+                              "dense")
+        cache.load_prefix(self.cache, 1, prefix.length)
+        prefix.cache = cache
+
+    # -- requests ---------------------------------------------------------------------
     @torch.inference_mode()
     def generate(self, inputs: dict[str, torch.Tensor], config: DecodeConfig, trace: list | None = None) -> DecodeResult:
         """Decode a left-padded prompt batch from scratch (vision pass and full prefill)."""
@@ -249,16 +382,9 @@ class FastEngine:
         mode = self._mode(config, device)
         t0 = device_clock(device)
         prompt = prepare_prompt(self.vla, inputs, device)
-        b, length = prompt.batch_size, prompt.length
-        rows = self._reserve(mode, b, length + config.num_blocks * config.block_size, dtype, device)
-        self._prefill(prompt, config.block_size, dtype)
-        t1 = device_clock(device)
-        state = PromptState(b, length, prompt.attention_mask, [(pad, length) for pad in prompt.pad_lengths.tolist()],
-                            prompt.response_start)
-        committed, committed_conf, forwards = self._decode(state, rows, config, mode, trace)
-        t2 = device_clock(device)
-        return build_result(self.vla, committed, committed_conf, config, self._label(mode, config), prompt.real_tokens,
-                            forwards, t1 - t0, t2 - t1)
+        rows = self._reserve(mode, prompt.batch_size, prompt.length, config, dtype, device)
+        state = self._prefill(prompt, config.block_size, dtype)
+        return self._decode_timed(state, rows, config, mode, trace, self._label(mode, config), prompt.real_tokens, t0)
 
     @torch.inference_mode()
     def encode_prefix(self, inputs: Sequence[dict[str, torch.Tensor]], config: DecodeConfig,
@@ -295,31 +421,6 @@ class FastEngine:
         prefix.prefill_ms = (device_clock(device) - t0) * 1e3
         return prefix
 
-    def _fill_prefix(self, prefix: SharedPrefix, dtype: torch.dtype, device: torch.device) -> None:
-        """Prefill the shared prefix on its own into its own cache (before a batch continues from it)."""
-        s, block, first = prefix.length, prefix.block_size, prefix.prompts[0]
-        if s == 0 or prefix.cache is not None:
-            return
-        stack = self.stack
-        cache = StaticKVCache(stack.num_layers, 1, s, stack.kv_heads, stack.head_dim, dtype, device, "dense")
-        prefix_ids = first.input_ids[:, :s]
-        mask = prompt_block_mask(torch.ones((1, s), dtype=torch.bool, device=device), block)
-        visual = None
-        if prefix.vision is not None and prefix.visual_in_prefix:
-            embeds, deepstack = prefix.vision.rows(0, prefix.visual_in_prefix)
-            visual = (prefix_ids == prefix.image_token_id, embeds, deepstack)
-        self._prefill_forward(cache, prefix_ids, first.position_ids[:, :, :s], mask,
-                              torch.arange(s, device=device), s, visual)
-        prefix.cache = cache
-
-    def _capture_prefix(self, prefix: SharedPrefix, dtype: torch.dtype, device: torch.device) -> None:
-        """Keep slots [0, S) of the engine cache's first row (a whole prompt just prefilled) as the prefix."""
-        stack = self.stack
-        cache = StaticKVCache(stack.num_layers, 1, prefix.length, stack.kv_heads, stack.head_dim, dtype, device,
-                              "dense")
-        cache.load_prefix(self.cache, 1, prefix.length)
-        prefix.cache = cache
-
     @torch.inference_mode()
     def generate_from_prefix(self, prefix: SharedPrefix, rows: Sequence[int] | None, config: DecodeConfig,
                              trace: list | None = None) -> DecodeResult:
@@ -340,135 +441,153 @@ class FastEngine:
             raise DecodeInputError(f"the prefix lives on {prefix.cache.device} in {prefix.cache.dtype}; "
                                    f"the model on {device} in {dtype}")
         mode = self._mode(config, device)
+        label = self._label(mode, config) + "+prefix"
         t0 = device_clock(device)
-        s, block = prefix.length, config.block_size
-        if prefix.cache is None and s > 0 and len(indices) == 1:
+        if prefix.cache is None and prefix.length > 0 and len(indices) == 1:
             # first use, one prompt: prefill it whole (vision features reused), keep its first S slots
             prompt = prefix.prompts[indices[0]]
-            length = prompt.length
-            decode_rows = self._reserve(mode, 1, length + config.num_blocks * block, dtype, device)
-            self._prefill(prompt, block, dtype, prefix.vision)
+            decode_rows = self._reserve(mode, 1, prompt.length, config, dtype, device)
+            state = self._prefill(prompt, config.block_size, dtype, prefix.vision)
             self._capture_prefix(prefix, dtype, device)
-            t1 = device_clock(device)
-            state = PromptState(1, length, prompt.attention_mask, [(0, length)], prompt.response_start)
-            committed, committed_conf, forwards = self._decode(state, decode_rows, config, mode, trace)
-            t2 = device_clock(device)
-            return build_result(self.vla, committed, committed_conf, config, self._label(mode, config) + "+prefix",
-                                prompt.real_tokens, forwards, t1 - t0, t2 - t1)
+            return self._decode_timed(state, decode_rows, config, mode, trace, label, prompt.real_tokens, t0)
         self._fill_prefix(prefix, dtype, device)
-        batch = suffix_batch([prefix.prompts[i] for i in indices], s, block, _pad_id(self.vla))
-        b, length = len(indices), batch.prompt_length
-        decode_rows = self._reserve(mode, b, length + config.num_blocks * block, dtype, device)
-        if prefix.cache is not None:
-            self.cache.load_prefix(prefix.cache, b, s)
-        visual = None
-        if prefix.vision is not None:
-            visual_mask = (batch.input_ids == prefix.image_token_id) & batch.real
-            counts = visual_mask.sum(dim=1).tolist()
-            if any(prefix.visual_in_prefix + c != prefix.vision.tokens for c in counts):
-                raise DecodeInputError("a prompt's image tokens do not match the frame set's vision tokens")
-            embeds, deepstack = prefix.vision.rows(prefix.visual_in_prefix, prefix.vision.tokens)
-            if b > 1:  # row-major order of the placeholders: each row's suffix takes the same features
-                embeds = embeds.repeat(b, 1)
-                deepstack = [d.repeat(b, 1) for d in deepstack]
-            visual = (visual_mask, embeds, deepstack)
-        self._prefill_forward(self.cache, batch.input_ids, batch.position_ids, batch.mask,
-                              torch.arange(s, length, device=device), length, visual)
+        batch = suffix_batch([prefix.prompts[i] for i in indices], prefix.length, config.block_size,
+                             _pad_id(self.vla))
+        decode_rows = self._reserve(mode, len(indices), batch.prompt_length, config, dtype, device)
+        state = self._prefill_suffix(prefix, batch)
+        return self._decode_timed(state, decode_rows, config, mode, trace, label, sum(batch.lengths), t0)
+
+    def _decode_timed(self, prompt: PromptState, rows: int, config: DecodeConfig, mode: Mode, trace: list | None,
+                      label: str, prompt_tokens: int, t0: float) -> DecodeResult:
+        """Decode after a prefill that began at ``t0`` and assemble the result with its statistics."""
+        device = self.cache.device
         t1 = device_clock(device)
-        state = PromptState(b, length, batch.prompt_valid, [(0, n) for n in batch.lengths], batch.response_start)
-        committed, committed_conf, forwards = self._decode(state, decode_rows, config, mode, trace)
+        committed, committed_conf, forwards = self._decode(prompt, rows, config, mode, trace)
         t2 = device_clock(device)
-        return build_result(self.vla, committed, committed_conf, config, self._label(mode, config) + "+prefix",
-                            sum(batch.lengths), forwards, t1 - t0, t2 - t1)
+        return build_result(self.vla, committed, committed_conf, config, label, prompt_tokens, forwards,
+                            t1 - t0, t2 - t1)
 
-    def _device_dtype(self) -> tuple[torch.device, torch.dtype]:
-        param = next(self.model.parameters())
-        return param.device, param.dtype
-
-    @staticmethod
-    def _label(mode: Mode, config: DecodeConfig) -> str:
-        return (f"fast/{mode.backend}" + ("+cudagraph" if mode.graphs else "")
-                + ("" if config.prune_committed else "+full"))
-
+    # -- decoding ---------------------------------------------------------------------
     def _decode(self, prompt: PromptState, rows: int, config: DecodeConfig, mode: Mode,
                 trace: list | None) -> tuple[list[list[int]], list[list[float]], int]:
-        """Block-diffusion decode after the prefill; returns per-row committed tokens, confidences, forwards."""
-        vla = self.vla
-        device = self.cache.device
-        block, threshold, cap = config.block_size, float(config.confidence_threshold), config.step_cap
-        b, length, n_blocks = prompt.rows, prompt.length, config.num_blocks
-        backend = mode.backend
+        """Block-diffusion decode after the prefill; returns per-row committed tokens, confidences, forwards.
 
-        # device-side state (rows beyond b are graph-bucket fillers, finished from the start)
-        cache_slots = self.cache.slots
-        key_valid = torch.zeros(rows, cache_slots, dtype=torch.bool, device=device)
+        ``rows`` may exceed ``prompt.rows`` (graph-bucket fillers); ``trace`` receives each
+        step's block logits of the real rows.
+        """
+        state = self._start_decode(prompt, rows, config)
+        clean = None  # the block committed last: its clean K/V are written by the next block's first step
+        for k in range(config.num_blocks):
+            block = self._start_block(state, k, clean, mode)
+            self._denoise(state, block, config, mode, trace)
+            self._commit_block(state, block)
+            if bool(state.finished.all()):  # host sync, once per block: every row has committed its end token
+                break
+            clean = block
+        n = state.blocks * state.block_size
+        committed = state.out_ids[:state.real_rows, :n].tolist()
+        committed_conf = state.out_conf[:state.real_rows, :n].tolist()
+        return committed, committed_conf, state.forwards
+
+    def _start_decode(self, prompt: PromptState, rows: int, config: DecodeConfig) -> DecodeState:
+        """Decode state of ``rows`` rows; rows beyond the prompt's are fillers, finished from the start."""
+        device = self.cache.device
+        b, length, width = prompt.rows, prompt.length, config.num_blocks * config.block_size
+        key_valid = torch.zeros(rows, self.cache.slots, dtype=torch.bool, device=device)
         key_valid[:b, :length] = prompt.valid
         key_valid[b:, :length] = True
         response_start = torch.zeros(rows, dtype=torch.long, device=device)
         response_start[:b] = prompt.response_start
         finished = torch.zeros(rows, dtype=torch.bool, device=device)
         finished[b:] = True
-        out_ids = torch.full((rows, n_blocks * block), vla.end_token_id, dtype=torch.long, device=device)
-        out_conf = torch.zeros(rows, n_blocks * block, dtype=torch.float32, device=device)
+        out_ids = torch.full((rows, width), self.vla.end_token_id, dtype=torch.long, device=device)
+        out_conf = torch.zeros(rows, width, dtype=torch.float32, device=device)
         ranges = list(prompt.ranges) + [(0, length)] * (rows - b)
-        offsets = torch.arange(block, device=device)
-        forwards, blocks_done = 0, 0
-        prev_ids = prev_positions = None
-        for k in range(n_blocks):
-            start = length + k * block
-            positions = response_start[:, None] + k * block + offsets
-            ids = torch.full((rows, block), vla.mask_token_id, dtype=torch.long, device=device)
-            conf = torch.zeros(rows, block, dtype=torch.float32, device=device)
-            masked = (~finished)[:, None].expand(rows, block).clone()
-            fused = prev_ids is not None
-            if fused:
-                key_valid[:, start - block:start] = True  # the previous block is clean from now on
-            kv_len = cache_slots if mode.static else start + block
-            plans = {}
-            if backend == "flashinfer":  # plan once per block and forward kind
-                plans["step"] = self._plan("step", rows, ranges, length, start, block, mode.graphs)
-                if fused:
-                    plans["fused"] = self._plan("fused", rows, ranges, length, start, block, mode.graphs)
-            step_mask = decode_mask(key_valid, start, block, False, kv_len)
-            step_slots = torch.arange(start, start + block, device=device)
-            for step in range(1, cap + 1):
-                kind = "fused" if fused and step == 1 else "step"
-                if kind == "fused":
-                    step_ids = torch.cat([prev_ids, ids], dim=1)
-                    step_positions = torch.cat([prev_positions, positions], dim=1)
-                    inputs_now = {"ids": step_ids, "positions": step_positions,
-                                  "slots": torch.arange(start - block, start + block, device=device),
-                                  "mask": decode_mask(key_valid, start, block, True, kv_len)}
-                else:
-                    inputs_now = {"ids": ids, "positions": positions, "slots": step_slots, "mask": step_mask}
-                columns = None
-                if mode.prune:  # eager: the last layer only for still-masked columns (one host sync)
-                    columns = offsets if step == 1 else masked.any(dim=0).nonzero().squeeze(1)
-                forward = functools.partial(self._forward, block=block, plan=plans.get(kind), columns=columns)
-                key = (kind, rows, block, backend)
-                if mode.static:
-                    self.graph_keys.add(key)
-                if mode.graphs:
-                    logits = self.graphs.run(key, forward, inputs_now)
-                else:
-                    logits = forward(**inputs_now)
-                forwards += 1
-                if trace is not None:
-                    trace.append(logits[:b].float().cpu())
-                commit_step(logits, ids, conf, masked, threshold, step == cap, vla.mask_token_id)
-                if not bool(masked.any()):  # the one host sync of a step: is the block complete?
-                    break
-            writable = (~finished)[:, None]
-            out_ids[:, k * block:(k + 1) * block] = torch.where(writable, ids, out_ids[:, k * block:(k + 1) * block])
-            out_conf[:, k * block:(k + 1) * block] = torch.where(writable, conf, out_conf[:, k * block:(k + 1) * block])
-            finished |= (ids == vla.end_token_id).any(dim=1)
-            blocks_done = k + 1
-            if bool(finished.all()):  # end-of-block check
+        offsets = torch.arange(config.block_size, device=device)
+        return DecodeState(rows, b, config.block_size, length, key_valid, response_start, finished, out_ids, out_conf, ranges, offsets)
+
+    def _start_block(self, state: DecodeState, k: int, clean: Block | None, mode: Mode) -> Block:
+        """Block k fully masked (finished rows: nothing to denoise), with the inputs of its forwards.
+
+        ``clean``: block k-1, committed. Its slots become valid keys now, and block k's
+        first denoise step is the fused forward over [block k-1 ; block k] that writes
+        block k-1's clean K/V. The masks and FlashInfer plans are built here, once per block.
+        """
+        device, rows, size = self.cache.device, state.rows, state.block_size
+        start = state.prompt_length + k * size
+        positions = state.response_start[:, None] + k * size + state.offsets
+        ids = torch.full((rows, size), self.vla.mask_token_id, dtype=torch.long, device=device)
+        conf = torch.zeros(rows, size, dtype=torch.float32, device=device)
+        masked = (~state.finished)[:, None].expand(rows, size).clone()
+        if clean is not None:
+            state.key_valid[:, start - size:start] = True  # the previous block is clean from now on
+        kv_len = self.cache.slots if mode.static else start + size
+        plans = {}
+        if mode.backend == "flashinfer":
+            plans["step"] = self._plan("step", rows, state.ranges, state.prompt_length, start, size, mode.graphs)
+            if clean is not None:
+                plans["fused"] = self._plan("fused", rows, state.ranges, state.prompt_length, start, size,
+                                            mode.graphs)
+        inputs = {"step": {"ids": ids, "positions": positions,
+                           "slots": torch.arange(start, start + size, device=device),
+                           "mask": decode_mask(state.key_valid, start, size, False, kv_len)}}
+        if clean is not None:
+            inputs["fused"] = {"ids": torch.cat([clean.ids, ids], dim=1),
+                               "positions": torch.cat([clean.positions, positions], dim=1),
+                               "slots": torch.arange(start - size, start + size, device=device),
+                               "mask": decode_mask(state.key_valid, start, size, True, kv_len)}
+        return Block(k, start, positions, ids, conf, masked, inputs, plans)
+
+    def _denoise(self, state: DecodeState, block: Block, config: DecodeConfig, mode: Mode,
+                 trace: list | None) -> None:
+        """Denoise steps until no mask is left; each commits by threshold, else the most confident mask.
+
+        At the step cap every mask left is committed. The first step of a block after
+        block 0 is the fused forward (the previous block's clean forward rides along).
+        """
+        cap, threshold, mask_id = config.step_cap, float(config.confidence_threshold), self.vla.mask_token_id
+        for step in range(1, cap + 1):
+            kind = "fused" if block.fused and step == 1 else "step"
+            columns = None
+            if mode.prune:  # the last layer runs only the still-masked columns
+                columns = state.offsets if step == 1 else self._masked_columns(block)
+            logits = self._step_forward(kind, block, state, mode, columns)
+            state.forwards += 1
+            if trace is not None:
+                trace.append(logits[:state.real_rows].float().cpu())
+            commit_step(logits, block.ids, block.conf, block.masked, threshold, step == cap, mask_id)
+            if not bool(block.masked.any()):  # host sync, once per step: is the block complete?
                 break
-            prev_ids, prev_positions = ids, positions
-        committed = out_ids[:b, :blocks_done * block].tolist()
-        committed_conf = out_conf[:b, :blocks_done * block].tolist()
-        return committed, committed_conf, forwards
+
+    @staticmethod
+    def _masked_columns(block: Block) -> torch.Tensor:
+        """Block columns still masked in some row (a host sync: ``nonzero`` sizes its output on the host)."""
+        return block.masked.any(dim=0).nonzero().squeeze(1)
+
+    def _step_forward(self, kind: str, block: Block, state: DecodeState, mode: Mode,
+                      columns: torch.Tensor | None) -> torch.Tensor:
+        """One decode forward of ``kind``: a replay of its CUDA graph (captured on first use), or eager.
+
+        In graph mode the logits are the graph's static output: read them before the next replay.
+        """
+        size = state.block_size
+        forward = functools.partial(self._forward, block=size, plan=block.plans.get(kind), columns=columns)
+        key = (kind, state.rows, size, mode.backend)  # the graph key: batch bucket and B, never the prompt length
+        if mode.static:
+            self.graph_keys.add(key)
+        if mode.graphs:
+            return self.graphs.run(key, forward, block.inputs[kind])
+        return forward(**block.inputs[kind])
+
+    def _commit_block(self, state: DecodeState, block: Block) -> None:
+        """Keep block k's tokens in the rows still running; a row that committed the end token is finished."""
+        size = state.block_size
+        cols = slice(block.index * size, (block.index + 1) * size)
+        writable = (~state.finished)[:, None]
+        state.out_ids[:, cols] = torch.where(writable, block.ids, state.out_ids[:, cols])
+        state.out_conf[:, cols] = torch.where(writable, block.conf, state.out_conf[:, cols])
+        state.finished |= (block.ids == self.vla.end_token_id).any(dim=1)
+        state.blocks = block.index + 1
 
 
 def _pad_id(vla) -> int:

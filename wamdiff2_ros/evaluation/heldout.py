@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from wamdiff2_ros.agent import EgoMotion, constant_velocity_trajectory
+from wamdiff2_ros.agent import EgoMotion, constant_velocity_trajectory, parse_task_answer
 from wamdiff2_ros.data.navsim import NavsimLogs
 from wamdiff2_ros.data.tokenized import (
     DataConfig,
@@ -168,8 +168,8 @@ def score_row(vla: Any, row: dict[str, Any], config: Any) -> dict[str, Any]:
     result = generate(vla, prompt_of(row), config)
     stats = result.stats
     task = row["task"]
-    value = codecs.parse_answer(task, result.texts[0])
-    parsed = bool(result.finished[0]) and not isinstance(value, codecs.ParseError)
+    value, error = parse_task_answer(task, result.texts[0], finished=bool(result.finished[0]))
+    parsed = error is None
     confidence = float(result.confidences[0])
     record: dict[str, Any] = {
         "id": row["id"],

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from wamdiff2_ros.agent import parse_task_answer
 from wamdiff2_ros.data.tokenized import DataConfig, TokenizedDataset, prompt_of, trajectory_of
 from wamdiff2_ros.decoding import generate
 from wamdiff2_ros.decoding.config import DecodeConfig
@@ -32,7 +33,6 @@ from wamdiff2_ros.evaluation.detection import ImageBox, coco_map
 from wamdiff2_ros.evaluation.heldout import fallback_plan
 from wamdiff2_ros.evaluation.planning import l2_metrics
 from wamdiff2_ros.evaluation.qa import exact_match
-from wamdiff2_ros.model import codecs
 from wamdiff2_ros.model.loader import load_model
 
 
@@ -76,8 +76,8 @@ def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_siz
             forwards += stats.forwards
             decode_ms += stats.decode_ms
             examples.setdefault(task, {"answer": row["answer"], "prediction": text})
-            value = codecs.parse_answer(task, text)
-            ok = not isinstance(value, codecs.ParseError) and result.finished[0]
+            value, error = parse_task_answer(task, text, finished=bool(result.finished[0]))
+            ok = error is None
             if task == "planning":
                 pred = np.asarray(value.waypoints) if ok else fallback_plan(row)
                 err = l2_metrics(pred, trajectory_of(row))["l2_avg"]

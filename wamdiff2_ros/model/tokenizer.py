@@ -17,8 +17,11 @@ from pathlib import Path
 
 ASSET_TOKENIZER = Path(__file__).with_name("assets") / "tokenizer.json"
 
-# Special tokens, in id order right after the byte alphabet and merges are not used:
-# they are inserted first so that they get the ids 0..N-1 and stay stable across retraining.
+# Special tokens, in id order: the trainer inserts them before the byte alphabet and the merges,
+# so they get the ids 0..7 (<|endoftext|> 0, <|im_start|> 1, <|im_end|> 2, ..., <|mask|> 7) and
+# keep them across retraining. The real Qwen3-VL vocabulary has other ids (<|im_end|> 151645,
+# WAM-Diff2's mask 151671): the loader reads the ids from the tokenizer or the checkpoint
+# config, never from these positions.
 ENDOFTEXT = "<|endoftext|>"
 IM_START = "<|im_start|>"
 IM_END = "<|im_end|>"

@@ -37,7 +37,7 @@ def export_scenes(scenes, out: Path, storage: str = "mcap", cameras=("CAM_F0",),
                   progress: bool = True) -> dict[str, int]:
     """Write ``scenes`` (NavsimLogs or any sequence of Scene) as a bag; returns message counts per topic."""
     from wamdiff2_ros.data.bags import BagWriter, detection_array_message, header, trajectory_message
-    from wamdiff2_ros.model.codecs import DRIVING_COMMANDS, command_from_one_hot
+    from wamdiff2_ros.model.prompts import DRIVING_COMMANDS, command_from_one_hot
 
     counts: dict[str, int] = {}
     items = scenes

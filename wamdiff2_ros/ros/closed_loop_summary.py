@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from wamdiff2_ros.geometry import yaw_from_quaternion
+
 METRICS_TOPIC = "/sim/route_metrics"
 ODOMETRY_TOPIC = "/ego/odometry"
 BENCHMARK_KEYS = (
@@ -39,7 +41,7 @@ def read_route_metrics(bag: Path) -> tuple[dict[str, Any] | None, np.ndarray, li
         if topic == ODOMETRY_TOPIC:
             p, q = msg.pose.pose.position, msg.pose.pose.orientation
             t = int(msg.header.stamp.sec) + int(msg.header.stamp.nanosec) / 1e9
-            yaw = float(np.arctan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z)))
+            yaw = yaw_from_quaternion((q.w, q.x, q.y, q.z))
             path.append((t, float(p.x), float(p.y), yaw, float(msg.twist.twist.linear.x)))
             continue
         try:

@@ -38,7 +38,7 @@ import numpy as np
 
 from wamdiff2_ros.agent import DEFAULT_QUESTION, TASKS, DrivingAgent, EgoMotion
 from wamdiff2_ros.decoding.config import DTYPES, ENGINES, DecodeConfig
-from wamdiff2_ros.model.codecs import CAMERAS, DRIVING_COMMANDS
+from wamdiff2_ros.model.prompts import CAMERAS, DRIVING_COMMANDS
 from wamdiff2_ros.ros.params import in_range, one_of, spec, subset_of
 from wamdiff2_ros.ros.sync import FrameSet, FrameSynchronizer
 from wamdiff2_ros.ros.task_rates import RateGate, TaskBook
@@ -299,7 +299,7 @@ class DriveNode:
             self.count("bad_image", error=f"{camera}: {exc}")
             self.log.warning(f"dropped image from {camera}: {exc}", throttle_duration_sec=2.0)
             return
-        except Exception as exc:  # noqa: BLE001 - a peer must never crash the node
+        except Exception as exc:  # a peer must never crash the node
             self.count("bad_image", error=f"{camera}: {type(exc).__name__}: {exc}")
             return
         now = self.now_ns()
@@ -418,7 +418,7 @@ class DriveNode:
                 gates[t].start(now, wall)
             try:
                 self.decode(job, due)
-            except Exception as exc:  # noqa: BLE001 - keep serving; report on diagnostics
+            except Exception as exc:  # keep serving; report on diagnostics
                 if self.stopping or not self.node.context.ok():
                     return  # shutting down: publishers are gone
                 error = f"inference ({', '.join(due)}): {type(exc).__name__}: {exc}"
@@ -493,7 +493,7 @@ class DriveNode:
         msg.header.stamp = self.node.get_clock().now().to_msg()
         self.diag_pub.publish(msg)
 
-    def _diagnostic_status(self, DiagnosticStatus, KeyValue):  # noqa: N803 - message classes
+    def _diagnostic_status(self, DiagnosticStatus, KeyValue):  # the message classes, capitalised like their names
         now = self.now_ns()
         # one status per node: "wamdiff2_ros: drive_node" at the root, "wamdiff2_ros: car1/drive_node" in /car1
         name = self.node.get_fully_qualified_name().lstrip("/")

@@ -12,7 +12,7 @@ import numpy as np
 
 try:  # pragma: no cover - only inside a ROS 2 distribution
     from cv_bridge import CvBridge  # type: ignore[import-not-found]
-except Exception:  # noqa: BLE001 - any failure means "not available"
+except Exception:  # any failure means "not available"
     CvBridge = None
 
 # encoding -> (channels, channel order to reach RGB)
@@ -42,7 +42,7 @@ def image_to_rgb(msg) -> np.ndarray:
         if CvBridge is not None:
             try:
                 return CvBridge().imgmsg_to_cv2(msg, desired_encoding="rgb8")
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise ImageError(f"cv_bridge could not convert encoding {msg.encoding!r}: {exc}") from None
         raise ImageError(f"unsupported encoding {msg.encoding!r} (supported: {', '.join(ENCODINGS)})")
     channels, order = ENCODINGS[encoding]

@@ -90,7 +90,7 @@ class NodeGroup:
         for src, dst in (remap or {}).items():
             args += ["-r", f"{src}:={dst}"]
         log_path = self.log_dir / f"{name}.log"
-        log = open(log_path, "w")  # noqa: SIM115 - handed to the child process
+        log = open(log_path, "w")  # handed to the child process
         proc = subprocess.Popen(args, env=self.env, stdout=log, stderr=subprocess.STDOUT)
         node = NodeProcess(name, proc, log_path)
         self.nodes.append(node)

@@ -57,7 +57,7 @@ class BagRecorder:
         self.counts: dict[str, int] = {}
         try:
             self.bag = BagWriter(self.p["output"], storage=self.p["storage"])
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ParameterError(f"cannot create bag {self.p['output']}: {exc}") from exc
         self.bag.__enter__()
         self.closed = False

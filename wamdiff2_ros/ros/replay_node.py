@@ -16,14 +16,14 @@ to the node's namespace; frame ids are the ``map_frame`` and ``base_frame`` para
 
 from __future__ import annotations
 
-import math
 import sys
 import threading
 import time
 
 import numpy as np
 
-from wamdiff2_ros.model.codecs import CAMERAS, command_from_one_hot
+from wamdiff2_ros.geometry import quaternion_from_yaw
+from wamdiff2_ros.model.prompts import CAMERAS, command_from_one_hot
 from wamdiff2_ros.ros.params import in_range, one_of, spec, subset_of
 
 PARAMS = [
@@ -131,7 +131,7 @@ class NavsimReplay:
                     msg = Clock()
                     fill_stamp(msg.clock, now)
                     self.clock_pub.publish(msg)
-            except Exception:  # noqa: BLE001 - the context goes away on shutdown
+            except Exception:  # the context goes away on shutdown
                 if not rclpy.ok():
                     return
                 raise
@@ -172,7 +172,7 @@ class NavsimReplay:
                     scene = self.logs[i]
                     self.wait_for_log_time(int(scene.current_frame.timestamp) * 1000)
                     stamp = self.publish_scene(scene)
-                except Exception as exc:  # noqa: BLE001 - a bad frame must not end the replay
+                except Exception as exc:  # a bad frame must not end the replay
                     self.log.error(f"scene {i}: {type(exc).__name__}: {exc}")
                     continue
                 self.published += 1
@@ -217,7 +217,8 @@ class NavsimReplay:
         odom.header.frame_id, odom.child_frame_id = self.p["map_frame"], self.p["base_frame"]
         x, y, heading = (float(v) for v in ego.ego_pose)
         odom.pose.pose.position.x, odom.pose.pose.position.y = x, y
-        odom.pose.pose.orientation.z, odom.pose.pose.orientation.w = math.sin(heading / 2), math.cos(heading / 2)
+        qw, _, _, qz = (float(v) for v in quaternion_from_yaw(heading))
+        odom.pose.pose.orientation.z, odom.pose.pose.orientation.w = qz, qw
         odom.twist.twist.linear.x, odom.twist.twist.linear.y = (float(v) for v in ego.ego_velocity[:2])
         self.odom_pub.publish(odom)
         accel = AccelStamped()
@@ -228,7 +229,7 @@ class NavsimReplay:
         cmd = DrivingCommand()
         fill_stamp(cmd.header.stamp, stamp)
         try:
-            from wamdiff2_ros.model.codecs import DRIVING_COMMANDS
+            from wamdiff2_ros.model.prompts import DRIVING_COMMANDS
 
             cmd.command = DRIVING_COMMANDS.index(command_from_one_hot(ego.driving_command))
         except ValueError:

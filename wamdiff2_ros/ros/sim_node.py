@@ -47,7 +47,8 @@ import threading
 import time
 
 from wamdiff2_ros.evaluation.closed_loop.vehicle import KinematicBicycle
-from wamdiff2_ros.model.codecs import CAMERAS, DRIVING_COMMANDS
+from wamdiff2_ros.geometry import quaternion_from_yaw
+from wamdiff2_ros.model.prompts import CAMERAS, DRIVING_COMMANDS
 from wamdiff2_ros.ros.params import in_range, one_of, spec, subset_of
 
 PARAMS = [
@@ -222,7 +223,7 @@ class SimNode:
                 self.run_free()
             else:
                 self.run_route()
-        except Exception:  # noqa: BLE001 - the context goes away on shutdown
+        except Exception:  # the context goes away on shutdown
             if not rclpy.ok() or self.stopping:
                 return
             raise
@@ -411,7 +412,8 @@ class SimNode:
         fill_stamp(odom.header.stamp, stamp)
         odom.header.frame_id, odom.child_frame_id = self.p["map_frame"], self.p["base_frame"]
         odom.pose.pose.position.x, odom.pose.pose.position.y = v.x, v.y
-        odom.pose.pose.orientation.z, odom.pose.pose.orientation.w = math.sin(v.yaw / 2), math.cos(v.yaw / 2)
+        qw, _, _, qz = (float(q) for q in quaternion_from_yaw(v.yaw))
+        odom.pose.pose.orientation.z, odom.pose.pose.orientation.w = qz, qw
         odom.twist.twist.linear.x = v.v
         odom.twist.twist.angular.z = v.yaw_rate
         self.odom_pub.publish(odom)

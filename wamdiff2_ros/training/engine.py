@@ -32,12 +32,12 @@ from typing import Any
 import torch
 
 from wamdiff2_ros.data.tokenized import TokenizedDataset
+from wamdiff2_ros.evaluation.run_records import LOG_FILE, read_log
 from wamdiff2_ros.training.config import TrainConfig
 from wamdiff2_ros.training.dataset import DataPosition, ShardedBatches, cache_dir_for, collate
 
 CHECKPOINT_DIR = "checkpoint"
 STATE_FILE = "trainer_state.pt"
-LOG_FILE = "train_log.csv"
 
 
 @dataclass
@@ -243,18 +243,11 @@ def _write_csv(path: Path, rows: list[dict[str, float]]) -> None:
         writer.writerows(rows)
 
 
-def read_log(path: Path) -> list[dict[str, float]]:
-    if not path.is_file():
-        return []
-    with path.open() as f:
-        return [{k: float(v) for k, v in row.items() if v not in ("", None)} for row in csv.DictReader(f)]
-
-
 def train(cfg: TrainConfig, *, resume: bool = True) -> TrainResult:
     """Run one stage as configured (under torchrun: one rank of it)."""
     from torch.nn.parallel import DistributedDataParallel
 
-    from wamdiff2_ros.training.plots import plot_loss
+    from wamdiff2_ros.evaluation.loss_curves import plot_loss
 
     cfg.validate()
     if cfg.num_threads:
@@ -379,7 +372,7 @@ def train(cfg: TrainConfig, *, resume: bool = True) -> TrainResult:
         _write_csv(out / LOG_FILE, history)
         try:
             plot_loss(history, out / "loss.png", title=f"{cfg.stage} B={cfg.block_size} ({cfg.preset if not cfg.init else Path(cfg.init).name})")
-        except Exception as exc:  # noqa: BLE001 - a plot must never lose a trained model
+        except Exception as exc:  # a plot must never lose a trained model
             print(f"warning: loss plot not written: {exc}")
     if info.is_main:
         summary = {"stage": cfg.stage, "block_size": cfg.block_size, "steps": cfg.steps, "start_step": start_step,

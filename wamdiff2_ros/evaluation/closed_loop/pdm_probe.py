@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.data.road_map import RoadMap
-from wamdiff2_ros.data.world import AgentBox, World
+from wamdiff2_ros.data.world import AgentBox, RoadMap, World
 from wamdiff2_ros.evaluation.closed_loop.monitor import OFF_ROAD_TOLERANCE_M
 from wamdiff2_ros.evaluation.pdm import pdm_terms
 from wamdiff2_ros.evaluation.scene import AgentBoxes, SceneGroundTruth
+from wamdiff2_ros.geometry import wrap_angle
 
 INTERVAL_S = 0.5
 NUM_POSES = 8
@@ -43,7 +43,7 @@ def _to_ego(pose: tuple[float, float, float], x: float, y: float, yaw: float) ->
     px, py, pyaw = pose
     c, s = math.cos(pyaw), math.sin(pyaw)
     dx, dy = x - px, y - py
-    return c * dx + s * dy, -s * dx + c * dy, math.atan2(math.sin(yaw - pyaw), math.cos(yaw - pyaw))
+    return c * dx + s * dy, -s * dx + c * dy, float(wrap_angle(yaw - pyaw, method="math"))
 
 
 def reference_scene(world: World, pose: tuple[float, float, float], speed: float, token: str = "") -> SceneGroundTruth:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from wamdiff2_ros.geometry import wrap_angle
+
 
 @dataclass
 class KinematicBicycle:
@@ -41,5 +43,5 @@ class KinematicBicycle:
         self.x += v_mid * math.cos(heading) * dt
         self.y += v_mid * math.sin(heading) * dt
         yaw = self.yaw + self.yaw_rate * dt
-        self.yaw = math.atan2(math.sin(yaw), math.cos(yaw))
+        self.yaw = float(wrap_angle(yaw, method="math"))
         self.v = max(0.0, self.v + dv)
