@@ -8,6 +8,8 @@
 # `v3` runs (the v2 B=32 model trained on the AR teacher's answers, without and with certainty forcing), and the
 # `v4` runs (the shipped v3 student, certainty 1.0, on the training scenes and on twice as many teacher-labelled
 # scenes), and the `v5` run (v4 on the training scenes continued on twice as many at certainty 2.0).
+# The runs of the tiny, small and final phases (and their order, configs, starts, teachers), the final comparison's
+# rows and what the page shows are data: docs/runs/index.yaml.
 # Usage: tools/reproduce.sh [all|data|train|long|v2|v3|v4|v5|eval|final-eval|tiny|small|final]
 #   (env: PY, RUNS, NPROC, EVAL_LIMIT, SHIP=1 copies checkpoints)
 # The small-teacher chain runs concurrently with the tiny chain (two single-thread processes).
@@ -52,22 +54,23 @@ for split, logs, frames, seed in (("synth-train", 24, 60, 1), ("synth-heldout", 
 PYEOF
 }
 
-small_chain() {
-  mapfile -t p < <(paths small-ar);                     train ar small_ar.yaml "${p[@]}"
-  mapfile -t p < <(paths small-b4 small-ar);            train adapt small_adapt_b4.yaml "${p[@]}"
-  mapfile -t p < <(paths small-b8 small-b4);            train adapt small_adapt_b8.yaml "${p[@]}"
-  mapfile -t p < <(paths small-b16 small-b8);           train adapt small_adapt_b16.yaml "${p[@]}"
-  mapfile -t p < <(paths small-b32 small-b16);          train adapt small_adapt_b32.yaml "${p[@]}"
+index() {  # the run registry docs/runs/index.yaml: --chain PHASE (its runs in order) | --final (row keys)
+  "$PY" -m wamdiff2_ros.evaluation.ladder_index "$@"
 }
 
-tiny_chain() {
-  mapfile -t p < <(paths tiny-ar);                      train ar ar.yaml "${p[@]}"
-  mapfile -t p < <(paths tiny-b4 tiny-ar);              train adapt adapt_b4.yaml "${p[@]}"
-  mapfile -t p < <(paths tiny-b8 tiny-b4);              train adapt adapt_b8.yaml "${p[@]}"
-  mapfile -t p < <(paths tiny-b16 tiny-b8);             train adapt adapt_b16.yaml "${p[@]}"
-  mapfile -t p < <(paths tiny-b32 tiny-b16);            train adapt adapt_b32.yaml "${p[@]}"
-  mapfile -t p < <(paths tiny-b32-distill tiny-b32 tiny-b4); train distill-block distill_block.yaml "${p[@]}"
+chain() {  # chain PHASE: train the phase's runs of the index in order, each from its `after` run (and teacher)
+  local text spec specs run sub cfg after teacher
+  text=$(index --chain "$1")
+  mapfile -t specs <<< "$text"
+  for spec in "${specs[@]}"; do
+    read -r run sub cfg after teacher <<< "$spec"
+    mapfile -t p < <(paths "$run" "${after#-}" "${teacher#-}")
+    train "$sub" "$cfg" "${p[@]}"
+  done
 }
+
+small_chain() { chain small; }
+tiny_chain() { chain tiny; }
 
 train_all() {
   mkdir -p "$RUNS/logs"
@@ -89,7 +92,7 @@ PYEOF
 }
 
 final_stage() {  # stage III: the small B=32 model teaches the tiny B=32 student
-  mapfile -t p < <(paths tiny-b32-final tiny-b32-distill small-b32); train distill-model distill_model.yaml "${p[@]}"
+  chain final
 }
 
 model_files() {  # copy the model files of run $1's last checkpoint (not its trainer state) into folder $2
@@ -168,7 +171,7 @@ v5_run() {  # v4 (certainty 1.0, training scenes) continued on twice the teacher
 }
 
 evaluate() {
-  "$PY" -m wamdiff2_ros.training.results --runs "$RUNS" --heldout "$RUNS/data/synth-heldout" \
+  "$PY" -m wamdiff2_ros.evaluation.ladder_eval --runs "$RUNS" --heldout "$RUNS/data/synth-heldout" \
     --limit "$EVAL_LIMIT" --out docs/RESULTS.md --images docs/images
   final_eval
   if [ "${SHIP:-0}" = 1 ]; then
@@ -176,10 +179,12 @@ evaluate() {
   fi
 }
 
-final_eval() {  # the shipped AR, the v3 student and the v4 runs on every held-out sample, timed together
-  "$PY" -m wamdiff2_ros.training.results --runs "$RUNS" --heldout "$RUNS/data/synth-heldout" --limit 50 --only \
-    --final ar_long v3_b32_cf2 v4_b32_w1 v4_b32_x2_w1 v5_b32_x2_w2 --final-speed 116 --speed-threads 1,2 \
-    --out docs/RESULTS.md --images docs/images
+final_eval() {  # the index's final rows (the shipped AR, the v3 to v5 students) on every held-out sample, timed together
+  local rows
+  rows=$(index --final)
+  # shellcheck disable=SC2086  # one word per row key
+  "$PY" -m wamdiff2_ros.evaluation.ladder_eval --runs "$RUNS" --heldout "$RUNS/data/synth-heldout" --limit 50 --only \
+    --final $rows --final-speed 116 --speed-threads 1,2 --out docs/RESULTS.md --images docs/images
 }
 
 case "$PHASE" in

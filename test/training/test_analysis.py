@@ -7,7 +7,7 @@ import json
 
 def test_results_targets_judge_against_the_shipped_ar_baseline():
     """B=32 rows are judged against the continued AR (the shipped baseline) when it exists, interleaved speed first."""
-    from wamdiff2_ros.training.results import _targets
+    from wamdiff2_ros.evaluation.ladder_report import _targets
 
     def scores(l2, parsed, tps):
         return {"planning_l2": l2, "planning_parse_rate": parsed, "decode_tokens_per_second": tps}
@@ -36,7 +36,7 @@ def test_results_targets_judge_against_the_shipped_ar_baseline():
 
 def test_results_markdown_has_speed_per_thread_count_and_the_v3_runs(tmp_path):
     """docs/RESULTS.md: one speed column per thread count, the v3 runs in the stage table and their loss plot."""
-    from wamdiff2_ros.training.results import write_markdown
+    from wamdiff2_ros.evaluation.ladder_report import write_markdown
 
     runs, images = tmp_path / "runs", tmp_path / "docs" / "images"
     for name, diffusion in (("v3-b32-kd", 0.5), ("v3-b32-kd-cf", 0.6)):
@@ -52,7 +52,7 @@ def test_results_markdown_has_speed_per_thread_count_and_the_v3_runs(tmp_path):
                                         "v3 B=32 seq-KD": {"decode_tokens_per_second": 180.0, "tokens_per_forward": 3.0}},
                                   "2": {"AR continued (B=1)": {"decode_tokens_per_second": 105.0, "tokens_per_forward": 1.0},
                                         "v3 B=32 seq-KD": {"decode_tokens_per_second": 250.0, "tokens_per_forward": 3.0}}}}
-    from wamdiff2_ros.training.results import plot_training
+    from wamdiff2_ros.evaluation.ladder_report import plot_training
 
     assert images / "training_v3_loss.png" in plot_training(runs, images)
     text = write_markdown(results, runs, tmp_path / "docs" / "RESULTS.md", 50, images).read_text()

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from wamdiff2_ros.training.archive import archive_runs, read_json, run_file, targets_info
+from wamdiff2_ros.evaluation.run_records import archive_runs, read_json, run_file, targets_info
 
 
 def _run(root, name, steps=25, targets=None):
@@ -68,7 +68,8 @@ def shipped_runs(random_models, tmp_path):
 
 
 def test_final_comparison_scores_every_heldout_sample_and_judges_the_targets_there(shipped_runs, synth_root, tmp_path):
-    from wamdiff2_ros.training.results import FINAL, main
+    from wamdiff2_ros.evaluation.ladder_eval import main
+    from wamdiff2_ros.evaluation.ladder_report import FINAL
 
     store, out = tmp_path / "results.json", tmp_path / "docs" / "RESULTS.md"
     base = ["--runs", str(shipped_runs), "--heldout", str(synth_root), "--store", str(store), "--images",
@@ -93,8 +94,9 @@ def test_final_comparison_scores_every_heldout_sample_and_judges_the_targets_the
 
 def test_cards_are_rebuilt_from_the_archive_when_runs_are_gone(tmp_path, monkeypatch):
     """A shipped card names each stage's exact command and the relabel step even after runs/ was deleted."""
-    import wamdiff2_ros.training.archive as archive_module
-    from wamdiff2_ros.training.ship import command, relabel_row
+    import wamdiff2_ros.evaluation.run_records as archive_module
+    from wamdiff2_ros.evaluation.ladder_cards import relabel_row
+    from wamdiff2_ros.training.ship import command
 
     runs, archive = tmp_path / "runs", tmp_path / "archive"
     targets = tmp_path / "kd.json"

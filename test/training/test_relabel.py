@@ -11,12 +11,12 @@ import yaml
 
 from wamdiff2_ros import cli
 from wamdiff2_ros.data.tokenized import TokenizedDataset
+from wamdiff2_ros.evaluation.ladder_cards import relabel_row
 from wamdiff2_ros.model import codecs
 from wamdiff2_ros.model.inputs import encode_response
 from wamdiff2_ros.model.loader import load_model
 from wamdiff2_ros.training.engine import DistInfo, evaluation_loss, load_dataset, load_student, train
 from wamdiff2_ros.training.relabel import TARGETS_VERSION, apply_targets, load_targets, target_key
-from wamdiff2_ros.training.ship import relabel_row
 
 TEACHER = Path(__file__).resolve().parents[2] / "checkpoints" / "wamdiff2-tiny-ar"
 PLAN = "1.00,0.00,2.00,0.00,3.00,0.01,4.00,0.01,5.00,0.02,6.00,0.02,7.00,0.03,8.00,0.03"

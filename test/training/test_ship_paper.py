@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from wamdiff2_ros.evaluation import paper_card
 from wamdiff2_ros.training import ship_paper
 
 
@@ -20,11 +21,11 @@ def _run(root, name, steps, wall_s, init="", teacher=""):
 
 
 def test_config_of_follows_the_recipe():
-    assert ship_paper.config_of("tiny-b16") == ("adapt", "adapt_b16.yaml")
-    assert ship_paper.config_of("mid-b32") == ("adapt", "mid_adapt_b32.yaml")
-    assert ship_paper.config_of("tiny-b32-s3") == ("distill-model", "distill_model.yaml")
+    assert paper_card.config_of("tiny-b16") == ("adapt", "adapt_b16.yaml")
+    assert paper_card.config_of("mid-b32") == ("adapt", "mid_adapt_b32.yaml")
+    assert paper_card.config_of("tiny-b32-s3") == ("distill-model", "distill_model.yaml")
     with pytest.raises(ValueError):
-        ship_paper.config_of("v3-b32-kd")
+        paper_card.config_of("v3-b32-kd")
 
 
 def test_ship_writes_card_and_archives_lineage(tmp_path, monkeypatch):
@@ -39,7 +40,7 @@ def test_ship_writes_card_and_archives_lineage(tmp_path, monkeypatch):
            "understanding": {"accuracy": 0.5, "majority_accuracy": 0.25}, "perception": {"n": 0},
            "speed": {"planning": {"tokens_per_second": 100.0, "tokens_per_forward": 2.0}}}
     store.write_text(json.dumps({"val": {"_split": {"path": "val"}, "mid-b4": {"block_size": 4, "aggregate": agg}}}))
-    monkeypatch.setattr(ship_paper, "ARCHIVE", tmp_path / "archive")
+    monkeypatch.setattr(paper_card, "ARCHIVE", tmp_path / "archive")
     out = tmp_path / "checkpoints"
     assert ship_paper.main(["--row", "mid-b4", "--name", "m", "--runs", str(runs), "--registry", str(registry),
                             "--store", str(store), "--out", str(out)]) == 0

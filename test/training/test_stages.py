@@ -140,8 +140,10 @@ def test_resume_continues_exactly(ladder, make_config):
 def test_heldout_scoring_and_shipping(ladder, tmp_path):
     """The results table scores all three tasks of a trained model; shipping copies model files with a card."""
     from wamdiff2_ros.evaluation.ladder import evaluate_model, pick
-    from wamdiff2_ros.training.results import markdown_table
-    from wamdiff2_ros.training.ship import card, copy_model
+    from wamdiff2_ros.evaluation.ladder_cards import card
+    from wamdiff2_ros.evaluation.ladder_index import load_index
+    from wamdiff2_ros.evaluation.ladder_report import markdown_table
+    from wamdiff2_ros.training.ship import copy_model
 
     cfg, result = ladder["b4"]
     samples = pick(TokenizedDataset.build(cfg.data, result.vla, cfg.data.cache_dir, progress=False).rows, 1)
@@ -158,5 +160,5 @@ def test_heldout_scoring_and_shipping(ladder, tmp_path):
     exact = command(result.output_dir.parent, result.output_dir.name, "adapt", "adapt_b4.yaml")  # the YAML plus the overrides the run used
     assert exact.startswith("wamdiff2 train adapt --config config/train/adapt_b4.yaml ")
     assert "steps=10 " in exact and f"init={ladder['root'] / 'ar'}" in exact and "block_size" not in exact
-    text = card("x", "tiny-b4", ladder["root"], scores, "a test model")
+    text = card("x", "tiny-b4", ladder["root"], scores, "a test model", load_index())
     assert "planning L2" in text and "load_model" in text

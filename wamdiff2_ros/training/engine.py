@@ -32,9 +32,14 @@ from typing import Any
 import torch
 
 from wamdiff2_ros.data.tokenized import TokenizedDataset
+from wamdiff2_ros.evaluation.loss_curves import plot_loss
 from wamdiff2_ros.evaluation.run_records import LOG_FILE, read_log
+from wamdiff2_ros.model.loader import init_model, load_model
+from wamdiff2_ros.training import objectives
 from wamdiff2_ros.training.config import TrainConfig
 from wamdiff2_ros.training.dataset import DataPosition, ShardedBatches, cache_dir_for, collate
+from wamdiff2_ros.training.relabel import apply_targets, load_targets
+from wamdiff2_ros.training.rollout import student_rollout
 
 CHECKPOINT_DIR = "checkpoint"
 STATE_FILE = "trainer_state.pt"
@@ -128,8 +133,6 @@ def load_student(cfg: TrainConfig, device: torch.device, init: str | None = None
     ``cfg.prompt_format``, when set, becomes the model's prompt format (saved with it);
     otherwise the checkpoint keeps its own.
     """
-    from wamdiff2_ros.model.loader import init_model, load_model
-
     path = init if init is not None else cfg.init
     if path:
         vla = load_model(path, device=device, block_size=cfg.block_size)
@@ -142,8 +145,6 @@ def load_student(cfg: TrainConfig, device: torch.device, init: str | None = None
 
 def load_teacher(cfg: TrainConfig, device: torch.device, student: Any = None):
     """The frozen distillation teacher at ``cfg.effective_teacher_block_size``; it must read the student's prompt format."""
-    from wamdiff2_ros.model.loader import load_model
-
     teacher = load_model(cfg.teacher, device=device, block_size=cfg.effective_teacher_block_size)
     expected = student.prompt_format if student is not None else (cfg.prompt_format or None)
     if expected is not None and teacher.prompt_format != expected:
@@ -164,8 +165,6 @@ def load_dataset(cfg: TrainConfig, vla: Any, info: DistInfo) -> TokenizedDataset
     if not info.is_main:
         dataset = TokenizedDataset.build(cfg.data, vla, cache, progress=False, build=False)
     if cfg.data.targets:
-        from wamdiff2_ros.training.relabel import apply_targets, load_targets
-
         replaced = apply_targets(dataset.rows, load_targets(cfg.data.targets), vla)
         if info.is_main:
             print(f"data.targets: {replaced} of {len(dataset)} answers are the teacher's ({cfg.data.targets})")
@@ -175,8 +174,6 @@ def load_dataset(cfg: TrainConfig, vla: Any, info: DistInfo) -> TokenizedDataset
 
 
 def compute_loss(cfg: TrainConfig, vla: Any, teacher: Any, batch: Any, generator: torch.Generator):
-    from wamdiff2_ros.training import objectives
-
     if cfg.stage == "ar":
         return objectives.ar_objective(vla, batch)
     if cfg.stage == "adapt":
@@ -189,8 +186,6 @@ def compute_loss(cfg: TrainConfig, vla: Any, teacher: Any, batch: Any, generator
 
 def on_policy_batch(cfg: TrainConfig, vla: Any, batch: Any) -> Any:
     """The batch with its answers replaced by the student's own block-decoded answers (the reference's rollout)."""
-    from wamdiff2_ros.training.rollout import student_rollout
-
     prompts, _ = batch
     answers = student_rollout(vla, prompts, cfg.block_size, confidence_threshold=cfg.rollout_threshold,
                               max_new_tokens=cfg.rollout_max_tokens, engine=cfg.rollout_engine)
@@ -246,8 +241,6 @@ def _write_csv(path: Path, rows: list[dict[str, float]]) -> None:
 def train(cfg: TrainConfig, *, resume: bool = True) -> TrainResult:
     """Run one stage as configured (under torchrun: one rank of it)."""
     from torch.nn.parallel import DistributedDataParallel
-
-    from wamdiff2_ros.evaluation.loss_curves import plot_loss
 
     cfg.validate()
     if cfg.num_threads:

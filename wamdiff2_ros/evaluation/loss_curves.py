@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 
 
-def _pyplot():
-    import matplotlib
+def pyplot() -> ModuleType:
+    """``matplotlib.pyplot`` on the Agg backend."""
+    import matplotlib  # imported on call: training and the report import this module without plotting
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -27,7 +29,7 @@ def _smooth(values: Sequence[float], window: int) -> list[float]:
 
 def plot_loss(history: Sequence[Mapping[str, float]], path: str | Path, title: str = "") -> Path:
     """Loss against step (raw and smoothed) for one run."""
-    plt = _pyplot()
+    plt = pyplot()
     path = Path(path)
     steps = [r["step"] for r in history]
     loss = [r["loss"] for r in history]
@@ -49,7 +51,7 @@ def plot_loss(history: Sequence[Mapping[str, float]], path: str | Path, title: s
 def plot_ladder(runs: Mapping[str, Sequence[Mapping[str, float]]], path: str | Path, title: str = "",
                 overlay: bool = False, key: str = "loss") -> Path:
     """Smoothed ``key`` of several stages, one after the other on a shared step axis (``overlay``: side by side)."""
-    plt = _pyplot()
+    plt = pyplot()
     path = Path(path)
     fig, ax = plt.subplots(figsize=(9, 4))
     offset = 0.0

@@ -2,11 +2,11 @@
 
 ``runs/`` (checkpoints, caches, data) is large and not versioned; a fresh checkout
 has none of it. What the docs and the model cards are written from is small: each
-run's ``train_summary.json``, ``train_config.json`` and loss log, and each
-sequence-distillation targets file's header. :func:`archive_runs` copies those
-into ``docs/runs/<run>/`` (the log thinned to every ``LOG_STRIDE``-th row) and
-:func:`run_file` reads a run's file from ``runs/`` when it is there and from the
-archive otherwise.
+run's ``train_summary.json``, ``train_config.json`` and loss log (:data:`LOG_FILE`,
+written by the training engine), and each sequence-distillation targets file's
+header. :func:`archive_runs` copies those into ``docs/runs/<run>/`` (the log thinned
+to every ``LOG_STRIDE``-th row) and :func:`run_file` reads a run's file from
+``runs/`` when it is there and from the archive otherwise.
 """
 
 from __future__ import annotations
@@ -18,9 +18,18 @@ from collections.abc import Iterable
 from pathlib import Path
 
 ARCHIVE = Path(__file__).resolve().parents[2] / "docs" / "runs"
+LOG_FILE = "train_log.csv"
 RUN_FILES = ("train_summary.json", "train_config.json")
 LOG_STRIDE = 10
 TARGETS_DIR = "targets"
+
+
+def read_log(path: Path) -> list[dict[str, float]]:
+    """The rows of a loss log (``train_log.csv``) as floats; ``[]`` when there is none."""
+    if not path.is_file():
+        return []
+    with path.open() as f:
+        return [{k: float(v) for k, v in row.items() if v not in ("", None)} for row in csv.DictReader(f)]
 
 
 def run_file(runs: Path, name: str, filename: str, archive: Path | None = None) -> Path | None:
@@ -52,8 +61,6 @@ def _thin_log(src: Path, dst: Path, stride: int) -> None:
 def archive_runs(runs: Path, names: Iterable[str], archive: Path | None = None,
                  stride: int = LOG_STRIDE) -> list[str]:
     """Copy the record of every finished run among ``names`` under ``archive``; returns the runs copied."""
-    from wamdiff2_ros.training.engine import LOG_FILE
-
     archive = archive or ARCHIVE
     copied = []
     for name in names:

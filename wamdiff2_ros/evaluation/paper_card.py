@@ -1,0 +1,120 @@
+"""The model card of a shipped paper-table row (``docs/runs/paper.yaml``): lineage with compute, recipe, scores.
+
+The card lists the row's exact lineage (run, stage, config, steps, samples, CPU core-minutes,
+final loss, the run it started from), the teacher's own lineage where the row was distilled,
+the recipe commands, and the row's scores on a split from the paper table's store
+(:mod:`wamdiff2_ros.evaluation.paper_table`). Records are read from ``runs/`` first, then
+from their archive ``docs/runs/paper/``. Shipping the row is ``training.ship_paper``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from wamdiff2_ros.evaluation.run_records import read_json
+
+ARCHIVE = Path("docs/runs/paper")
+STAGES = {"ar": "stage 0 (AR)", "adapt": "stage I (block adaptation)",
+          "distill-block": "stage II (on-policy block distillation)",
+          "distill-model": "stage III (model distillation)"}
+
+
+def config_of(run: str) -> tuple[str, str]:
+    """``(train subcommand, config file under config/train/paper)`` of a run of tools/paper_recipe.sh."""
+    prefix, _, rest = run.partition("-")
+    fixed = {"tiny-ar": ("ar", "ar.yaml"), "tiny-ar-equal": ("ar", "ar.yaml"), "mid-ar": ("ar", "mid_ar.yaml"),
+             "tiny-b32-s2": ("distill-block", "distill_block.yaml"),
+             "tiny-b32-s3": ("distill-model", "distill_model.yaml"),
+             "tiny-b32-s2-offpolicy": ("distill-block", "distill_block_offpolicy.yaml"),
+             "ablation-kd-cf": ("adapt", "ablation_kd_cf.yaml")}
+    if run in fixed:
+        return fixed[run]
+    if rest.startswith("b") and rest[1:].isdigit():
+        return "adapt", ("mid_" if prefix == "mid" else "") + f"adapt_{rest}.yaml"
+    raise ValueError(f"{run}: not a run of tools/paper_recipe.sh")
+
+
+def lineage_rows(runs: Path, lineage: Sequence[str]) -> tuple[list[str], dict[str, float]]:
+    """Markdown table rows of a lineage and its totals (steps, samples, core-minutes)."""
+    rows, totals = [], {"steps": 0.0, "samples": 0.0, "core_min": 0.0}
+    for run in lineage:
+        summary = read_json(runs, run, "train_summary.json", ARCHIVE)
+        config = read_json(runs, run, "train_config.json", ARCHIVE)
+        sub, cfg = config_of(run)
+        steps = int(summary.get("steps_done", summary.get("steps", 0)) or 0)
+        world = int(summary.get("world_size", 1) or 1)
+        samples = steps * int(config.get("batch_size", 0) or 0) * int(config.get("grad_accum", 1) or 1) * world
+        core_min = float(summary.get("wall_time_s", 0.0) or 0.0) * world * int(config.get("num_threads") or 1) / 60
+        loss = summary.get("final_loss")
+        init = Path(str(config.get("init") or "-")).name
+        teacher = Path(str(config.get("teacher") or "")).name
+        rows.append(f"| `{run}` | {STAGES.get(sub, sub)} | `config/train/paper/{cfg}` | {init}"
+                    f"{f' (teacher {teacher})' if teacher else ''} | {steps} | {samples} | {core_min:.1f} | "
+                    f"{'-' if loss is None else f'{float(loss):.4f}'} |")
+        totals["steps"] += steps
+        totals["samples"] += samples
+        totals["core_min"] += core_min
+    return rows, totals
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    return "-" if value is None else f"{float(value):.{digits}f}"
+
+
+def scores_lines(entry: dict[str, Any] | None, split: str, split_info: dict[str, Any]) -> list[str]:
+    """The card's scores section from a paper-table store entry (its ``aggregate``)."""
+    if not entry or "aggregate" not in entry:
+        return [f"Not scored on the {split} split yet.", ""]
+    agg = entry["aggregate"]
+    plan, qa, perc, speed = agg["planning"], agg["understanding"], agg.get("perception", {}), agg["speed"]
+    horizons = ", ".join(_fmt(v, 2) for v in plan.get("l2_h") or [])
+    bev = perc.get("bev_ap") or {}
+    lines = [f"The {split} split ({split_info.get('path', '?')}, {agg['samples']} samples per task), fast engine, greedy,"
+             f" confidence threshold {split_info.get('threshold', 0.9)}, decoded at B={entry.get('block_size', '?')}"
+             " (`python -m wamdiff2_ros.evaluation.paper_table score`):", "",
+             f"- planning L2, average of 1-4 s: **{_fmt(plan['l2'])} m** on every sample (answers that do not parse"
+             f" drive the constant-velocity fallback; parse rate {_fmt(plan['parse_rate'], 2)}); at 1/2/3/4 s:"
+             f" {horizons}; on the parsed plans alone {_fmt(plan.get('l2_parsed_only'))}",
+             f"- understanding exact-match accuracy {_fmt(qa['accuracy'], 2)} (majority answer"
+             f" {_fmt(qa.get('majority_accuracy'), 2)})"]
+    if perc.get("n"):
+        lines.append(f"- perception image mAP@0.5 {_fmt(perc.get('map_50'))}, BEV centre-distance mAP"
+                     f" {_fmt(perc.get('bev_map'))} ({', '.join(f'{k} m: {_fmt(v)}' for k, v in bev.items())}); the"
+                     f" prior box scores {_fmt(perc.get('prior_bev_map'))}")
+    lines += [f"- planning decode {_fmt(speed['planning'].get('tokens_per_second'), 1)} tokens/s,"
+              f" {_fmt(speed['planning'].get('tokens_per_forward'), 2)} tokens per forward (CPU, one thread,"
+              " shared machine)", ""]
+    return lines
+
+
+def card(name: str, row: dict[str, Any], registry: dict[str, Any], runs: Path, store: dict[str, Any],
+         split: str) -> str:
+    """The README.md of a shipped paper-table row."""
+    header = ("| run | stage | config | init | steps | samples | core-min | final loss |",
+              "|---|---|---|---|---|---|---|---|")
+    rows, totals = lineage_rows(runs, row["lineage"])
+    lines = [f"# {name}", "", f"{row['label']} (paper-table row `{row['key']}`, run `{row['run']}`), decoded at"
+             f" B={row['block_size']}. Trained here on the CPU, on synthetic NAVSIM-format data, by the paper's"
+             " recipe in miniature (`tools/paper_recipe.sh`; rows and lineages in `docs/runs/paper.yaml`).", ""]
+    prior = registry.get("prior") or {}
+    if prior and row["lineage"] and row["lineage"][0] == prior.get("before"):
+        lines += [f"Stage 0 starts from {prior.get('label', 'the shipped AR')} (its own training is in"
+                  f" {', '.join(f'`{r}`' for r in prior.get('records') or [])}, not counted below).", ""]
+    lines += ["## Lineage", "", *header, *rows, "",
+              f"Total: {int(totals['steps'])} steps, {int(totals['samples'])} samples,"
+              f" {totals['core_min']:.1f} CPU core-minutes.", ""]
+    if row.get("teacher_lineage"):
+        trows, ttotals = lineage_rows(runs, row["teacher_lineage"])
+        lines += ["The distillation teacher's own training (not in the total above):", "", *header, *trows, "",
+                  f"Teacher total: {ttotals['core_min']:.1f} CPU core-minutes.", ""]
+    lines += ["Data: `tools/paper_recipe.sh data` (train split `synthesize(num_logs=24, num_frames=60, seed=1,"
+              " size=(256, 128))`; validation seed 2, test seed 4, disjoint worlds); samples: planning, perception"
+              " (2 nearest visible boxes), one understanding question per scene, front camera.", "",
+              "## Scores", ""]
+    split_block = store.get(split) or {}
+    lines += scores_lines(split_block.get(row["key"]), split, split_block.get("_split") or {})
+    lines += ["## Use", "", "```python", "from wamdiff2_ros.model.loader import load_model",
+              f"vla = load_model('checkpoints/{name}')", "```", ""]
+    return "\n".join(lines)
