@@ -19,7 +19,8 @@ from wamdiff2_ros.data.samples import (
     to_conversation,
     understanding_samples,
 )
-from wamdiff2_ros.model import codecs
+from wamdiff2_ros.model import codecs, prompts
+from wamdiff2_ros.model.conversation import validate_conversation
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +43,11 @@ def test_planning_sample_answers_the_ground_truth(synthetic):
     parsed = codecs.parse_planning(sample.answer)
     assert isinstance(parsed, codecs.PlanningAnswer)
     assert np.allclose(parsed.waypoints, scene.future_trajectory()[:, :2], atol=0.006)
-    command = codecs.command_from_one_hot(scene.current_frame.ego_status.driving_command)
+    command = prompts.command_from_one_hot(scene.current_frame.ego_status.driving_command)
     assert f"The navigation information is: {command}" in sample.question
-    assert sample.question.count(codecs.IMAGE_PLACEHOLDER) == len(sample.images) == 1
+    assert sample.question.count(prompts.IMAGE_PLACEHOLDER) == len(sample.images) == 1
     conv = to_conversation(sample)
-    assert not isinstance(codecs.validate_conversation(conv), codecs.ParseError)
+    assert not isinstance(validate_conversation(conv), codecs.ParseError)
     assert conv["image"][0].endswith(".jpg") and conv["id"] == f"{scene.token}_planning"
     two = planning_sample(scene, ("CAM_F0", "CAM_R0"))
     assert len(two.images) == 2 and "CAM_R0" in two.images[1]
@@ -124,7 +125,7 @@ def test_cli_inspect_and_export(synthetic, tmp_path, capsys):
     tasks = {s["id"].split("_", 1)[1].split("_")[0] for s in samples}
     assert {"planning", "perception", "qa"} <= tasks
     for s in samples:
-        assert not isinstance(codecs.validate_conversation(s), codecs.ParseError)
+        assert not isinstance(validate_conversation(s), codecs.ParseError)
         assert all((blobs / p).is_file() for p in s["image"])
     n_scenes = summary["scenes"]
     assert sum(s["id"].endswith("_planning") for s in samples) == n_scenes

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from wamdiff2_ros.data.navsim import CAMERA_NAMES, NavsimLogs
-from wamdiff2_ros.data.road_map import RoadMap
 from wamdiff2_ros.data.synth import synthesize
+from wamdiff2_ros.data.world import RoadMap
 
 SIZE = (96, 48)
 CAMERAS = ("CAM_F0", "CAM_B0")

@@ -9,10 +9,16 @@ import cv2
 import numpy as np
 import pytest
 
-from wamdiff2_ros.data.camera import PinholeCamera, camera_calibration
-from wamdiff2_ros.data.render import RenderBox
-from wamdiff2_ros.data.road_map import RoadMap
-from wamdiff2_ros.data.world import EGO_REAR_AXLE_TO_CENTER, World, WorldConfig
+from wamdiff2_ros.data.world import (
+    EGO_REAR_AXLE_TO_CENTER,
+    PinholeCamera,
+    RenderBox,
+    RoadMap,
+    World,
+    WorldConfig,
+    camera_calibration,
+    scripted_road_map,
+)
 
 
 def _front_s(world: World) -> float:
@@ -145,8 +151,6 @@ def test_rendered_box_appears_where_the_calibration_projects_it():
 
 
 def _scripted_world(pieces, **config):
-    from wamdiff2_ros.data.road_map import scripted_road_map
-
     road_map = scripted_road_map(np.random.default_rng(5), pieces, buildings=False)
     cfg = WorldConfig(ego_speed=(10.0, 10.0), ego_start_s=10.0, ego_initial_speed=8.0, ego_lane_traffic=False,
                       vehicle_density=0.0, pedestrian_density=0.0, buildings=False, **config)  # fmt: skip
@@ -154,8 +158,6 @@ def _scripted_world(pieces, **config):
 
 
 def test_scripted_map_follows_its_pieces_and_refuses_bad_ones():
-    from wamdiff2_ros.data.road_map import scripted_road_map
-
     rng = np.random.default_rng(0)
     road_map = scripted_road_map(rng, [("straight", 60.0), ("intersection", "left"), ("arc", 80.0, -0.4),
                                        ("intersection", "right"), ("straight", 50.0)], heading=0.3)  # fmt: skip

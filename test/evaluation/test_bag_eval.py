@@ -92,11 +92,11 @@ def test_message_definitions_found_and_round_trip(tmp_path):
 
 
 def test_missing_definitions_error_names_places(tmp_path, monkeypatch):
-    from wamdiff2_ros.data import bags
+    from wamdiff2_ros.data.bags import typestore
 
-    monkeypatch.setattr(bags, "message_definition_dirs", lambda: [tmp_path / "nowhere"])
-    with pytest.raises(bags.BagError, match="nowhere"):
-        bags.find_message_definitions()
+    monkeypatch.setattr(typestore, "message_definition_dirs", lambda: [tmp_path / "nowhere"])
+    with pytest.raises(typestore.BagError, match="nowhere"):
+        typestore.find_message_definitions()
 
 
 def test_plans_at_other_spacing_are_resampled(tmp_path):

@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from wamdiff2_ros.data.road_map import scripted_road_map
-from wamdiff2_ros.data.world import EGO_LENGTH, EGO_REAR_AXLE_TO_CENTER, AgentBox, LanePath
+from wamdiff2_ros.data.world import EGO_LENGTH, EGO_REAR_AXLE_TO_CENTER, AgentBox, LanePath, scripted_road_map
 from wamdiff2_ros.evaluation.closed_loop.comfort import comfort_metrics
 from wamdiff2_ros.evaluation.closed_loop.monitor import EgoSample, MonitorLimits, RouteMonitor
 from wamdiff2_ros.evaluation.closed_loop.scoring import PENALTIES, driving_score, infraction_penalty

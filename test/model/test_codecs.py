@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wamdiff2_ros.model import codecs as c
+from wamdiff2_ros.model import conversation, prompts
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -56,7 +57,7 @@ def test_parsers_never_raise_on_number_like_text(text: str) -> None:
 def test_parsers_return_parse_error_for_non_text(value: object) -> None:
     for task in c.TASKS:
         assert isinstance(c.parse_answer(task, value), c.ParseError)  # type: ignore[arg-type]
-    assert isinstance(c.validate_conversation(value), c.ParseError)
+    assert isinstance(conversation.validate_conversation(value), c.ParseError)
 
 
 @SETTINGS
@@ -193,20 +194,20 @@ def test_planning_answer_is_immutable_and_comparable() -> None:
 # --------------------------------------------------------------------------- commands
 
 
-@pytest.mark.parametrize("name", c.DRIVING_COMMANDS)
+@pytest.mark.parametrize("name", prompts.DRIVING_COMMANDS)
 def test_command_one_hot_round_trip(name: str) -> None:
-    vec = c.command_to_one_hot(name)
+    vec = prompts.command_to_one_hot(name)
     assert vec.shape == (4,) and vec.sum() == 1
-    assert vec[c.DRIVING_COMMANDS.index(name)] == 1
-    assert c.command_from_one_hot(vec) == name
-    assert c.command_from_one_hot(vec.astype(np.float32).tolist()) == name
+    assert vec[prompts.DRIVING_COMMANDS.index(name)] == 1
+    assert prompts.command_from_one_hot(vec) == name
+    assert prompts.command_from_one_hot(vec.astype(np.float32).tolist()) == name
 
 
 def test_command_order_is_navsim() -> None:
-    assert c.command_from_one_hot([1, 0, 0, 0]) == "left"
-    assert c.command_from_one_hot([0, 1, 0, 0]) == "straight"
-    assert c.command_from_one_hot([0, 0, 1, 0]) == "right"
-    assert c.command_from_one_hot([0, 0, 0, 1]) == "unknown"
+    assert prompts.command_from_one_hot([1, 0, 0, 0]) == "left"
+    assert prompts.command_from_one_hot([0, 1, 0, 0]) == "straight"
+    assert prompts.command_from_one_hot([0, 0, 1, 0]) == "right"
+    assert prompts.command_from_one_hot([0, 0, 0, 1]) == "unknown"
 
 
 @pytest.mark.parametrize(
@@ -224,13 +225,13 @@ def test_command_order_is_navsim() -> None:
 )
 def test_command_from_one_hot_rejects(bad: object) -> None:
     with pytest.raises(ValueError, match="driving command"):
-        c.command_from_one_hot(bad)  # type: ignore[arg-type]
+        prompts.command_from_one_hot(bad)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("bad", ["forward", "", 3, None])
 def test_command_to_one_hot_rejects(bad: object) -> None:
     with pytest.raises(ValueError, match="driving command"):
-        c.command_to_one_hot(bad)  # type: ignore[arg-type]
+        prompts.command_to_one_hot(bad)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- perception
@@ -238,7 +239,7 @@ def test_command_to_one_hot_rejects(bad: object) -> None:
 
 boxes_strategy = st.builds(
     c.Box,
-    label=st.sampled_from(c.LABELS),
+    label=st.sampled_from(prompts.LABELS),
     x=finite_coord,
     y=finite_coord,
     z=st.floats(min_value=-10, max_value=10),
@@ -252,7 +253,7 @@ boxes_strategy = st.builds(
             lambda b: (b[0], b[1], b[0] + b[2], b[1] + b[3])
         ),
     ),
-    camera=st.sampled_from(("",) + c.CAMERAS),
+    camera=st.sampled_from(("",) + prompts.CAMERAS),
 )
 
 
@@ -408,7 +409,7 @@ def test_parse_answer_dispatch() -> None:
 
 
 def test_planning_question_reference_layout() -> None:
-    q = c.planning_question("right", (4.66, -0.09), (0.17, -1.53))
+    q = prompts.planning_question("right", (4.66, -0.09), (0.17, -1.53))
     lines = q.split("\n")
     assert lines[0] == "Here is a front-view image from a driving vehicle: <image>"
     assert lines[1] == "The navigation information is: right"
@@ -416,7 +417,7 @@ def test_planning_question_reference_layout() -> None:
     assert lines[3] == "The current velocity is: (4.66,-0.09) and current accelerate is: (0.17,-1.53)"
     assert lines[4].startswith("Instruction:") and "4 seconds" in lines[4] and "8 new waypoints" in lines[4]
     assert q.count("<image>") == 1
-    custom = c.planning_question("left", (0.0, -0.0001), (0, 0), instruction="Instruction: go {n}")
+    custom = prompts.planning_question("left", (0.0, -0.0001), (0, 0), instruction="Instruction: go {n}")
     assert custom.endswith("Instruction: go 8")
     assert "(0.00,0.00)" in custom.split("\n")[3]  # no "-0.00"
 
@@ -426,23 +427,23 @@ def test_planning_question_reference_layout() -> None:
     [
         (1, ("CAM_F0",)),
         (3, ("CAM_F0", "CAM_L0", "CAM_R0")),
-        (8, c.CAMERAS),
+        (8, prompts.CAMERAS),
         (4, ("CAM_F0",)),
         (4, ("CAM_F0", "CAM_B0")),
     ],
 )
 def test_questions_have_one_placeholder_per_image(num_images: int, cameras: tuple[str, ...]) -> None:
     questions = [
-        c.planning_question("straight", (1, 0), (0, 0), num_images=num_images, cameras=cameras),
-        c.perception_question(num_images=num_images, cameras=cameras),
-        c.understanding_question("What is the ego vehicle doing?", num_images=num_images, cameras=cameras),
+        prompts.planning_question("straight", (1, 0), (0, 0), num_images=num_images, cameras=cameras),
+        prompts.perception_question(num_images=num_images, cameras=cameras),
+        prompts.understanding_question("What is the ego vehicle doing?", num_images=num_images, cameras=cameras),
     ]
     for q in questions:
         assert q.count("<image>") == num_images
         for cam in cameras if len(cameras) > 1 else ():
             assert cam in q
-        conv = c.make_conversation("navsim", "id0", [f"{i}.jpg" for i in range(num_images)], q, "none")
-        assert not isinstance(c.validate_conversation(conv), c.ParseError)
+        conv = conversation.make_conversation("navsim", "id0", [f"{i}.jpg" for i in range(num_images)], q, "none")
+        assert not isinstance(conversation.validate_conversation(conv), c.ParseError)
 
 
 @pytest.mark.parametrize(
@@ -465,24 +466,24 @@ def test_planning_question_rejects(kwargs: dict, match: str) -> None:
     args = {"command": "left", "velocity": (1.0, 0.0), "acceleration": (0.0, 0.0)}
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
-        c.planning_question(**args)
+        prompts.planning_question(**args)
 
 
 def test_understanding_question_rejects() -> None:
     for bad in ("", "   ", "where is <image>?", "x" * 3000, 5):
         with pytest.raises(ValueError, match="question"):
-            c.understanding_question(bad)  # type: ignore[arg-type]
+            prompts.understanding_question(bad)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- conversations
 
 
 def _sample() -> dict:
-    return c.make_conversation(
+    return conversation.make_conversation(
         "navsim",
         "43ebecce459052f2",
         ["CAM_F0/a.jpg"],
-        c.planning_question("right", (4.66, -0.09), (0.17, -1.53)),
+        prompts.planning_question("right", (4.66, -0.09), (0.17, -1.53)),
         "none",
     )
 
@@ -493,13 +494,13 @@ def test_make_conversation_layout() -> None:
     assert conv["image"] == ["CAM_F0/a.jpg"]
     assert [t["from"] for t in conv["conversations"]] == ["human", "gpt"]
     assert set(conv["conversations"][0]) == {"from", "value"}
-    assert c.conversation_question(conv).startswith("Here is")
-    assert c.conversation_answer(conv) == "none"
-    assert c.validate_conversation(conv) == conv
+    assert conversation.conversation_question(conv).startswith("Here is")
+    assert conversation.conversation_answer(conv) == "none"
+    assert conversation.validate_conversation(conv) == conv
     with pytest.raises(ValueError, match="placeholder"):
-        c.make_conversation("navsim", "x", [], "no image here <image>", "a")
+        conversation.make_conversation("navsim", "x", [], "no image here <image>", "a")
     with pytest.raises(ValueError, match="single string"):
-        c.make_conversation("navsim", "x", "a.jpg", "<image>", "a")  # type: ignore[arg-type]
+        conversation.make_conversation("navsim", "x", "a.jpg", "<image>", "a")  # type: ignore[arg-type]
 
 
 def _broken(mutate) -> dict:
@@ -531,7 +532,7 @@ def _broken(mutate) -> dict:
     ],
 )
 def test_validate_conversation_failures(mutate, reason: str) -> None:
-    result = c.validate_conversation(_broken(mutate))
+    result = conversation.validate_conversation(_broken(mutate))
     assert isinstance(result, c.ParseError), result
     assert reason in result.reason, result.reason
     assert result.task == "conversation"
@@ -542,7 +543,7 @@ def test_validate_conversation_tolerances() -> None:
     conv["image"] = "CAM_F0/a.jpg"
     conv["extra"] = 1
     conv["conversations"].insert(0, {"from": "system", "value": "You drive."})
-    result = c.validate_conversation(conv)
+    result = conversation.validate_conversation(conv)
     assert isinstance(result, dict)
     assert result["image"] == ["CAM_F0/a.jpg"] and result["extra"] == 1
     assert conv["image"] == "CAM_F0/a.jpg"  # the input is not modified
@@ -562,7 +563,7 @@ def test_validate_conversation_tolerances() -> None:
     )
 )
 def test_validate_conversation_never_raises(obj: object) -> None:
-    result = c.validate_conversation(obj)
+    result = conversation.validate_conversation(obj)
     assert isinstance(result, c.ParseError | dict)
 
 

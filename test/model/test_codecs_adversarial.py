@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wamdiff2_ros.model import codecs as c
+from wamdiff2_ros.model import conversation, prompts
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -54,11 +55,11 @@ def test_edited_perception_answers_parse_or_fail_cleanly(edits: list[tuple[str, 
     if isinstance(result, list):
         assert len(result) <= 4
         for box in result:
-            assert box.label in c.LABELS
+            assert box.label in prompts.LABELS
             assert max(abs(box.x), abs(box.y), abs(box.z)) <= c.MAX_ABS_POSITION_M
             assert 0 <= min(box.length, box.width, box.height)
             assert abs(box.yaw) <= math.pi + 0.01
-            assert box.camera in ("", *c.CAMERAS)
+            assert box.camera in ("", *prompts.CAMERAS)
             if box.bbox is not None:
                 assert box.bbox[0] <= box.bbox[2] and box.bbox[1] <= box.bbox[3]
         # whatever parsed re-encodes (2 decimals) and parses back to the same boxes within rounding;
@@ -121,19 +122,19 @@ def test_parse_error_keeps_a_bounded_copy_of_the_text() -> None:
 @SETTINGS
 @given(
     st.lists(st.floats(min_value=-150, max_value=150), min_size=16, max_size=16),
-    st.sampled_from(c.DRIVING_COMMANDS),
-    st.lists(st.sampled_from(c.CAMERAS), min_size=1, max_size=8, unique=True),
+    st.sampled_from(prompts.DRIVING_COMMANDS),
+    st.lists(st.sampled_from(prompts.CAMERAS), min_size=1, max_size=8, unique=True),
     st.integers(min_value=1, max_value=3),
 )
 def test_conversation_json_round_trip(values: list[float], command: str, cameras: list[str], frames: int) -> None:
     num_images = frames * len(cameras)
-    question = c.planning_question(command, (values[0], values[1]), (values[2], values[3]), num_images, cameras)
+    question = prompts.planning_question(command, (values[0], values[1]), (values[2], values[3]), num_images, cameras)
     answer = c.encode_planning(np.asarray(values).reshape(8, 2))
     images = [f"sensor_blobs/{cam}/{i}.jpg" for cam in cameras for i in range(frames)]
-    conv = c.make_conversation("navsim", "a1b2", images, question, answer)
+    conv = conversation.make_conversation("navsim", "a1b2", images, question, answer)
     loaded = json.loads(json.dumps([conv]))[0]
-    assert c.validate_conversation(loaded) == conv
-    parsed = c.parse_planning(c.conversation_answer(loaded))
+    assert conversation.validate_conversation(loaded) == conv
+    parsed = c.parse_planning(conversation.conversation_answer(loaded))
     assert isinstance(parsed, c.PlanningAnswer)
     np.testing.assert_allclose(parsed.waypoints.reshape(-1), values, atol=0.005 + 1e-9)
-    assert f"The navigation information is: {command}" in c.conversation_question(loaded)
+    assert f"The navigation information is: {command}" in conversation.conversation_question(loaded)

@@ -18,9 +18,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from wamdiff2_ros.bench.script import run_script
-from wamdiff2_ros.data.camera import parse_size
 from wamdiff2_ros.data.navsim import CAMERA_NAMES
 from wamdiff2_ros.data.synth import synthesize
+from wamdiff2_ros.data.world import parse_size
 
 __all__ = ["run_benchmark", "format_table", "synth_arguments", "synth", "main"]
 

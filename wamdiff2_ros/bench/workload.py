@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from wamdiff2_ros.data.world import World
-from wamdiff2_ros.model import codecs
+from wamdiff2_ros.model import prompts
 from wamdiff2_ros.model.inputs import build_inputs
 from wamdiff2_ros.model.loader import WamDiff2, init_model, load_model
 from wamdiff2_ros.model.presets import PRESETS
@@ -41,11 +41,11 @@ def driving_questions(samples: int, seed: int = 0) -> list[tuple[str, list]]:
         image = world.render(["CAM_F0"], (512, 256))["CAM_F0"]
         kind = i % 3
         if kind == 0:
-            question = codecs.planning_question(world.route_command(), (ego.vx, ego.vy), (ego.ax, ego.ay))
+            question = prompts.planning_question(world.route_command(), (ego.vx, ego.vy), (ego.ax, ego.ay))
         elif kind == 1:
-            question = codecs.perception_question()
+            question = prompts.perception_question()
         else:
-            question = codecs.understanding_question("Is there a vehicle ahead of the ego vehicle in its lane?")
+            question = prompts.understanding_question("Is there a vehicle ahead of the ego vehicle in its lane?")
         out.append((question, [image]))
     return out
 

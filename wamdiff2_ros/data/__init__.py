@@ -19,7 +19,7 @@ _EXPORTS = {
     "CAMERA_NAMES": "navsim",
     "World": "world",
     "WorldConfig": "world",
-    "RoadMap": "road_map",
+    "RoadMap": "world",
     "synthesize": "synth",
     "Sample": "samples",
     "planning_sample": "samples",

@@ -48,8 +48,8 @@ def synth_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def synth(args: argparse.Namespace) -> int:
-    from wamdiff2_ros.data.camera import parse_size
     from wamdiff2_ros.data.synth import synthesize
+    from wamdiff2_ros.data.world import parse_size
 
     try:
         cameras = _cameras(args.cameras)

@@ -32,7 +32,7 @@ def _to_ego(points: np.ndarray, pose: np.ndarray) -> np.ndarray:
     return np.stack([c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]], axis=-1)
 
 
-def _pick_scene(logs, road_map) -> int:  # noqa: ANN001
+def _pick_scene(logs, road_map) -> int:
     """Scene approaching an intersection with many boxes in front (falls back to the busiest)."""
     from wamdiff2_ros.data.samples import _route_facts
 

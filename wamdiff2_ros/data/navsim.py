@@ -584,12 +584,12 @@ class NavsimLogs:
         return None
 
     def map_for(self, scene_or_log: Scene | str) -> Any | None:
-        """The synthetic map (:class:`~wamdiff2_ros.data.road_map.RoadMap`) of a log, or None for real logs."""
+        """The synthetic map (:class:`~wamdiff2_ros.data.world.map.RoadMap`) of a log, or None for real logs."""
         log_name = scene_or_log.metadata.log_name if isinstance(scene_or_log, Scene) else scene_or_log
         maps = self.maps_dir()
         if maps is None or not (maps / f"{log_name}.json").is_file():
             return None
-        from wamdiff2_ros.data.road_map import RoadMap
+        from wamdiff2_ros.data.world import RoadMap
 
         return RoadMap.from_json(json.loads((maps / f"{log_name}.json").read_text()))
 

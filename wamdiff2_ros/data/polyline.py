@@ -7,7 +7,7 @@ from bisect import bisect_right
 
 import numpy as np
 
-__all__ = ["Polyline", "arc_points", "straight_points", "offset_points"]
+__all__ = ["Polyline", "arc_points", "straight_points", "offset_points", "concat_points"]
 
 
 class Polyline:
@@ -135,3 +135,13 @@ def offset_points(points: np.ndarray, offset: float) -> np.ndarray:
     heading = np.arctan2(tangent[:, 1], tangent[:, 0])
     normal = np.stack([-np.sin(heading), np.cos(heading)], axis=1)
     return pts + offset * normal
+
+
+def concat_points(parts: list[np.ndarray]) -> np.ndarray:
+    """Point runs joined end to start, the shared point of two runs that meet kept once."""
+    out = [parts[0]]
+    for p in parts[1:]:
+        if np.linalg.norm(out[-1][-1] - p[0]) < 1e-6:
+            p = p[1:]
+        out.append(p)
+    return np.concatenate(out)

@@ -27,9 +27,16 @@ from pathlib import Path
 
 import numpy as np
 
-from wamdiff2_ros.data.camera import CAMERA_MOUNTS, LIDAR2EGO_ROTATION, LIDAR2EGO_TRANSLATION, camera_calibration
 from wamdiff2_ros.data.geometry import rotation_z
-from wamdiff2_ros.data.world import AgentBox, World, WorldConfig
+from wamdiff2_ros.data.world import (
+    CAMERA_MOUNTS,
+    LIDAR2EGO_ROTATION,
+    LIDAR2EGO_TRANSLATION,
+    AgentBox,
+    World,
+    WorldConfig,
+    camera_calibration,
+)
 from wamdiff2_ros.geometry import quaternion_from_yaw, wrap_angle
 
 __all__ = ["SynthLog", "log_name_for", "synthesize_log", "synthesize", "frame_token"]

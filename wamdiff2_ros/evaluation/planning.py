@@ -66,7 +66,7 @@ def collisions_per_step(
     """Whether the ego box at each waypoint (N,) overlaps any valid ground-truth box at that time."""
     poses = np.asarray(poses, dtype=np.float64)
     if poses.shape[1] == 2:
-        from wamdiff2_ros.data.bags import waypoint_headings
+        from wamdiff2_ros.model.codecs import waypoint_headings
 
         poses = np.column_stack([poses, waypoint_headings(poses)])
     if agents.num_agents == 0:

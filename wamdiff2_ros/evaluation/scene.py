@@ -160,7 +160,7 @@ class SceneGroundTruth:
         if traj.ndim != 2 or traj.shape[1] not in (2, 3):
             raise ValueError(f"scene {self.token}: ground-truth trajectory must be (N, 2|3), got {traj.shape}")
         if traj.shape[1] == 2:
-            from wamdiff2_ros.data.bags import waypoint_headings
+            from wamdiff2_ros.model.codecs import waypoint_headings
 
             traj = np.concatenate([traj, waypoint_headings(traj)[:, None]], axis=1)
         self.trajectory = traj

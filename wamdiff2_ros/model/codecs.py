@@ -1,4 +1,4 @@
-"""Answer codecs and conversation JSON: encode targets as text, parse model text strictly.
+"""Answer codecs: encode targets as answer text, parse model text strictly.
 
 Three answer formats, one per task (``TASKS``):
 
@@ -24,13 +24,8 @@ newlines around them; numbers are plain decimals (``-12``, ``3.5``) - no exponen
 sign ``+``, ``nan`` or ``inf``. Perception tolerates empty items (a trailing ``;``),
 any whitespace between an item's parts and a case-insensitive ``none``.
 
-Samples are conversations in the reference JSON layout::
-
-    {"datasource": "navsim", "id": "43ebecce459052f2", "image": ["CAM_F0/xx.jpg"],
-     "conversations": [{"from": "human", "value": "...<image>..."},
-                       {"from": "gpt", "value": "2.26,-0.17,..."}]}
-
-Pure Python + numpy; never imports torch.
+Question texts are :mod:`~wamdiff2_ros.model.prompts`; the conversation JSON of a
+sample is :mod:`~wamdiff2_ros.model.conversation`. Pure Python + numpy; never imports torch.
 """
 
 from __future__ import annotations
@@ -39,7 +34,7 @@ import functools
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,43 +42,15 @@ import numpy as np
 
 from wamdiff2_ros.geometry import wrap_angle
 from wamdiff2_ros.model.prompts import (
-    CAMERA_VIEWS,
     CAMERAS,
-    DRIVING_COMMANDS,
     IMAGE_PLACEHOLDER,
     LABELS,
     NUM_WAYPOINTS,
-    PERCEPTION_INSTRUCTION,
-    PLANNING_INSTRUCTION,
     WAYPOINT_INTERVAL_S,
-    command_from_one_hot,
-    command_to_one_hot,
     format_number,
-    image_preamble,
-    perception_question,
-    planning_question,
-    understanding_question,
 )
 
 __all__ = [
-    # re-exported from prompts
-    "CAMERAS",
-    "CAMERA_VIEWS",
-    "DRIVING_COMMANDS",
-    "IMAGE_PLACEHOLDER",
-    "LABELS",
-    "NUM_WAYPOINTS",
-    "WAYPOINT_INTERVAL_S",
-    "PLANNING_INSTRUCTION",
-    "PERCEPTION_INSTRUCTION",
-    "command_from_one_hot",
-    "command_to_one_hot",
-    "format_number",
-    "image_preamble",
-    "planning_question",
-    "perception_question",
-    "understanding_question",
-    # answers
     "TASKS",
     "END_TOKEN_TEXT",
     "END_TOKEN_TEXTS",
@@ -104,11 +71,9 @@ __all__ = [
     "parse_understanding",
     "encode_answer",
     "parse_answer",
-    # conversations
-    "make_conversation",
-    "validate_conversation",
-    "conversation_question",
-    "conversation_answer",
+    "waypoint_headings",
+    "clip_text",
+    "never_raises",
 ]
 
 TASKS: tuple[str, ...] = ("planning", "perception", "understanding")
@@ -262,7 +227,8 @@ def waypoint_headings(xy: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- helpers
 
 
-def _clip_text(text: object) -> str:
+def clip_text(text: object) -> str:
+    """``text`` (or its repr) cut to :data:`MAX_ERROR_TEXT_CHARS`, for :attr:`ParseError.text`."""
     if isinstance(text, str):
         return text[:MAX_ERROR_TEXT_CHARS]
     try:
@@ -271,7 +237,7 @@ def _clip_text(text: object) -> str:
         return f"<{type(text).__name__}>"
 
 
-def _never_raises(task: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def never_raises(task: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Turn any exception escaping a parser into a ParseError (a last line of defence)."""
 
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -280,7 +246,7 @@ def _never_raises(task: str) -> Callable[[Callable[..., Any]], Callable[..., Any
             try:
                 return func(text, *args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - parsers promise not to raise
-                return ParseError(f"internal parser error: {type(exc).__name__}: {exc}", _clip_text(text), task)
+                return ParseError(f"internal parser error: {type(exc).__name__}: {exc}", clip_text(text), task)
 
         return inner
 
@@ -343,19 +309,19 @@ def _answer_body(text: object, task: str, max_chars: int, empty_reason: str) -> 
     """The answer without surrounding whitespace and end tokens, or the ParseError of a non-text,
     over-long or empty answer (the checks every structured parser starts with)."""
     if not isinstance(text, str):
-        return ParseError(f"expected text, got {type(text).__name__}", _clip_text(text), task)
+        return ParseError(f"expected text, got {type(text).__name__}", clip_text(text), task)
     if len(text) > max_chars:
-        return ParseError(f"answer has {len(text)} characters, more than {max_chars}", _clip_text(text), task)
+        return ParseError(f"answer has {len(text)} characters, more than {max_chars}", clip_text(text), task)
     body = _strip_answer(text)
-    return body if body else ParseError(empty_reason, _clip_text(text), task)
+    return body if body else ParseError(empty_reason, clip_text(text), task)
 
 
-@_never_raises("planning")
+@never_raises("planning")
 def parse_planning(text: str) -> PlanningAnswer | ParseError:
     """Strictly parse ``x1,y1,...,x8,y8`` (16 plain decimals, |v| <= 200 m)."""
 
     def fail(reason: str) -> ParseError:
-        return ParseError(reason, _clip_text(text), "planning")
+        return ParseError(reason, clip_text(text), "planning")
 
     body = _answer_body(text, "planning", MAX_PLANNING_CHARS, "empty answer")
     if isinstance(body, ParseError):
@@ -447,12 +413,12 @@ def _parse_box(item: str, index: int) -> Box | str:
     return Box(label, x, y, z, length, width, height, yaw, bbox=bbox, camera=camera)
 
 
-@_never_raises("perception")
+@never_raises("perception")
 def parse_perception(text: str) -> list[Box] | ParseError:
     """Strictly parse a perception answer into boxes (``none`` -> ``[]``)."""
 
     def fail(reason: str) -> ParseError:
-        return ParseError(reason, _clip_text(text), "perception")
+        return ParseError(reason, clip_text(text), "perception")
 
     body = _answer_body(text, "perception", MAX_PERCEPTION_CHARS, "empty answer (no boxes is written 'none')")
     if isinstance(body, ParseError):
@@ -506,21 +472,21 @@ def encode_understanding(text: str) -> str:
     return body
 
 
-@_never_raises("understanding")
+@never_raises("understanding")
 def parse_understanding(text: str) -> str | ParseError:
     """Free-text answer, stripped; rejects empty, over-long, control or special-token text."""
     if not isinstance(text, str):
-        return ParseError(f"expected text, got {type(text).__name__}", _clip_text(text), "understanding")
+        return ParseError(f"expected text, got {type(text).__name__}", clip_text(text), "understanding")
     if len(text) > 4 * MAX_UNDERSTANDING_CHARS:  # cheap early exit before stripping end tokens
         return ParseError(
             f"answer has {len(text)} characters, far more than {MAX_UNDERSTANDING_CHARS}",
-            _clip_text(text),
+            clip_text(text),
             "understanding",
         )
     body = _strip_answer(text)
     problem = _understanding_problem(body)
     if problem:
-        return ParseError(problem, _clip_text(text), "understanding")
+        return ParseError(problem, clip_text(text), "understanding")
     return body
 
 
@@ -546,103 +512,4 @@ def parse_answer(task: str, text: str) -> PlanningAnswer | list[Box] | str | Par
         return parse_perception(text)
     if task == "understanding":
         return parse_understanding(text)
-    return ParseError(f"unknown task {_clip_text(task)[:40]}; expected one of {', '.join(TASKS)}", _clip_text(text))
-
-
-# --------------------------------------------------------------------------- conversations
-
-
-def make_conversation(datasource: str, sample_id: str, images: Sequence[str], question: str, answer: str) -> dict:
-    """One sample in the reference conversation JSON layout (validated)."""
-    if isinstance(images, str):
-        raise ValueError("images must be a sequence of paths, got a single string")
-    obj = {
-        "datasource": datasource,
-        "id": sample_id,
-        "image": list(images),
-        "conversations": [{"from": "human", "value": question}, {"from": "gpt", "value": answer}],
-    }
-    checked = validate_conversation(obj)
-    if isinstance(checked, ParseError):
-        raise ValueError(f"invalid conversation: {checked.reason}")
-    return checked
-
-
-def _conversation_problem(obj: object) -> str | dict:
-    if not isinstance(obj, Mapping):
-        return f"a conversation must be a JSON object, got {type(obj).__name__}"
-    for key in ("datasource", "id", "image", "conversations"):
-        if key not in obj:
-            return f"missing key {key!r}"
-    for key in ("datasource", "id"):
-        value = obj[key]
-        if not isinstance(value, str) or not value.strip():
-            return f"{key!r} must be a non-empty string, got {_clip_text(value)[:60]}"
-    images = obj["image"]
-    if isinstance(images, str):
-        images = [images]
-    if not isinstance(images, list | tuple):
-        return f"'image' must be a list of paths, got {type(images).__name__}"
-    for index, path in enumerate(images):
-        if not isinstance(path, str) or not path.strip():
-            return f"'image'[{index}] must be a non-empty path string, got {_clip_text(path)[:60]}"
-    turns = obj["conversations"]
-    if not isinstance(turns, list | tuple) or not turns:
-        return "'conversations' must be a non-empty list of turns"
-    normalized: list[dict] = []
-    expected_role = "human"
-    placeholders = 0
-    for index, turn in enumerate(turns):
-        if not isinstance(turn, Mapping):
-            return f"conversations[{index}] must be an object, got {type(turn).__name__}"
-        if "from" not in turn or "value" not in turn:
-            return f"conversations[{index}] needs 'from' and 'value'"
-        role, value = turn["from"], turn["value"]
-        if not isinstance(value, str):
-            return f"conversations[{index}]['value'] must be a string, got {type(value).__name__}"
-        if role == "system" and index == 0:
-            placeholders += value.count(IMAGE_PLACEHOLDER)
-        elif role != expected_role:
-            return f"conversations[{index}] is from {_clip_text(role)[:30]}, expected {expected_role!r}"
-        elif role == "human":
-            if not value.strip():
-                return f"conversations[{index}] (human) is empty"
-            placeholders += value.count(IMAGE_PLACEHOLDER)
-            expected_role = "gpt"
-        else:
-            if IMAGE_PLACEHOLDER in value:
-                return f"conversations[{index}] (gpt) contains {IMAGE_PLACEHOLDER!r}"
-            expected_role = "human"
-        normalized.append(dict(turn))
-    if expected_role != "human":
-        return "the last human turn has no gpt answer"
-    if placeholders != len(images):
-        return f"{placeholders} {IMAGE_PLACEHOLDER} placeholder(s) but {len(images)} image(s)"
-    result = dict(obj)
-    result["image"] = list(images)
-    result["conversations"] = normalized
-    return result
-
-
-@_never_raises("conversation")
-def validate_conversation(obj: object) -> dict | ParseError:
-    """Check a sample's keys, types, turn order and ``<image>`` count; return a normalized copy.
-
-    Tolerated: extra keys (kept), ``image`` as a single path string (made a list),
-    a leading ``system`` turn, several human/gpt rounds. An empty gpt value is
-    allowed (prompt-only evaluation files).
-    """
-    checked = _conversation_problem(obj)
-    if isinstance(checked, str):
-        return ParseError(checked, _clip_text(obj), "conversation")
-    return checked
-
-
-def conversation_question(obj: Mapping) -> str:
-    """Value of the first human turn of a (valid) conversation."""
-    return next(turn["value"] for turn in obj["conversations"] if turn["from"] == "human")
-
-
-def conversation_answer(obj: Mapping) -> str:
-    """Value of the first gpt turn of a (valid) conversation."""
-    return next(turn["value"] for turn in obj["conversations"] if turn["from"] == "gpt")
+    return ParseError(f"unknown task {clip_text(task)[:40]}; expected one of {', '.join(TASKS)}", clip_text(text))

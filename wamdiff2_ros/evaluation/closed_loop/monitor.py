@@ -34,8 +34,16 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.data.road_map import LANE_WIDTH, STOP_LINE_SETBACK, RoadMap
-from wamdiff2_ros.data.world import EGO_LENGTH, EGO_REAR_AXLE_TO_CENTER, EGO_WIDTH, AgentBox, LanePath
+from wamdiff2_ros.data.world import (
+    EGO_LENGTH,
+    EGO_REAR_AXLE_TO_CENTER,
+    EGO_WIDTH,
+    LANE_WIDTH,
+    STOP_LINE_SETBACK,
+    AgentBox,
+    LanePath,
+    RoadMap,
+)
 from wamdiff2_ros.evaluation.closed_loop.comfort import comfort_metrics
 from wamdiff2_ros.evaluation.closed_loop.scoring import driving_score
 from wamdiff2_ros.evaluation.geometry import relative_bearing

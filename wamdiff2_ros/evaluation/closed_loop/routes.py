@@ -27,8 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.data.road_map import LANE_WIDTH, SIDEWALK_WIDTH, STOP_LINE_SETBACK, scripted_road_map
-from wamdiff2_ros.data.world import EGO_LENGTH, EGO_REAR_AXLE_TO_CENTER, World, WorldConfig
+from wamdiff2_ros.data.world import (
+    EGO_LENGTH,
+    EGO_REAR_AXLE_TO_CENTER,
+    LANE_WIDTH,
+    SIDEWALK_WIDTH,
+    STOP_LINE_SETBACK,
+    World,
+    WorldConfig,
+    scripted_road_map,
+)
 
 ROUTE_KINDS = (
     "straight_green", "left_red", "pedestrian_crossing", "right_green", "lead_brake",

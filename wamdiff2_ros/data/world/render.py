@@ -11,16 +11,16 @@ log's calibration says the camera sees. Signal lamps are discs on the heads' fac
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
-from wamdiff2_ros.data.camera import PinholeCamera
 from wamdiff2_ros.data.polyline import Polyline, offset_points
-from wamdiff2_ros.data.road_map import LANE_WIDTH, SIDEWALK_WIDTH, STOP_LINE_SETBACK, RoadMap
+from wamdiff2_ros.data.world.cameras import PinholeCamera
+from wamdiff2_ros.data.world.looks import RenderBox
+from wamdiff2_ros.data.world.map import LANE_WIDTH, SIDEWALK_WIDTH, STOP_LINE_SETBACK, RoadMap
 
-__all__ = ["RenderBox", "Renderer", "box_corners"]
+__all__ = ["GROUNDS", "Renderer", "box_corners"]
 
 NEAR = 0.25
 FAR = 220.0
@@ -43,21 +43,6 @@ _UNIT_CORNERS = np.array(
 # faces (outward normal by right-hand order): top, front(+x), back(-x), left(+y), right(-y)
 _FACES = np.array([[4, 5, 6, 7], [0, 4, 7, 3], [2, 6, 5, 1], [1, 5, 4, 0], [3, 7, 6, 2]])
 _FACE_SHADE = np.array([1.08, 0.92, 0.72, 0.82, 0.66])
-
-
-@dataclass
-class RenderBox:
-    """A box to draw: centre of the bottom face, yaw, size and per-face colours (top, +x, -x, +y, -y)."""
-
-    x: float
-    y: float
-    z: float  # bottom height
-    yaw: float
-    length: float
-    width: float
-    height: float
-    colors: tuple[tuple[int, int, int], ...]
-    lamp: str = ""  # signal head: the lit lamp ("red"/"yellow"/"green") on its +x face
 
 
 def box_corners(boxes: list[RenderBox]) -> np.ndarray:
