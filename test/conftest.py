@@ -1,4 +1,6 @@
-"""Shared pytest fixtures: repository paths, isolated ROS 2 environments, process cleanup; the markers."""
+"""Shared pytest fixtures: repository paths, isolated ROS 2 environments, process cleanup; the markers;
+a tiny synthetic log and random tiny models (the bench and training tests share them).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import tempfile
 
 import pytest
 from helpers_ros import REPO, RosPeer, ros_available, ros_environment
+
+from wamdiff2_ros.data.synth import synthesize
 
 # The markers `ros` and `slow` (pyproject.toml) are given here, in one place, not in the test files:
 # `ros` to every test of test/ros and every test using a ROS fixture (it starts nodes or an rclpy peer),
@@ -104,3 +108,26 @@ def ros_peer(ros_env):
     peer = RosPeer(ros_env)
     yield peer
     peer.close()
+
+
+@pytest.fixture(scope="session")
+def synth_root(tmp_path_factory):
+    """One synthetic log of 14 frames at 64x32 pixels: 3 scenes (planning, perception, one QA each)."""
+    root = tmp_path_factory.mktemp("synth")
+    synthesize(root, num_logs=1, num_frames=14, seed=3, size=(64, 32), progress=False)
+    return root
+
+
+@pytest.fixture(scope="session")
+def random_models(synth_root, tmp_path_factory):
+    """A random tiny model saved at B=1 and B=4, and one held-out sample per task from the synthetic log."""
+    # imported here: they import torch, and every test session (ROS and data tests too) loads this conftest
+    from wamdiff2_ros.evaluation.ladder import heldout_rows, pick
+    from wamdiff2_ros.model.loader import init_model
+
+    root = tmp_path_factory.mktemp("sweep")
+    vla = init_model("tiny", seed=0)
+    vla.with_block_size(1).save(root / "ar")
+    vla.with_block_size(4).save(root / "b4")
+    samples = pick(heldout_rows(vla, synth_root, root / "cache"), 1)
+    return root, vla, samples

@@ -11,6 +11,10 @@ A frame set is prepared once (:meth:`DrivingAgent.prepare`): its images are resi
 once and, with the fast engine, encoded by one vision pass, and the prompt prefix its
 tasks share is prefilled once; the tasks then continue from it (:meth:`DrivingAgent.run`),
 planning first. The tokens are the same as decoding each task from scratch.
+
+Importing this module does not import torch: the decoders and the model inputs are
+imported by the methods that decode, since the light half (:class:`EgoMotion`, the parse
+and fallback rules) serves torch-free code (closed-loop runner, ROS conversions, sim node).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from wamdiff2_ros.decoding.config import DecodeConfig, DecodeStats
-from wamdiff2_ros.model import codecs
+from wamdiff2_ros.model import codecs, prompts
 
 TASKS = ("planning", "perception", "understanding")
 # The rationale question the shipped checkpoints were trained on (data.samples.QUESTIONS["next_action"]).
@@ -226,10 +230,10 @@ class DrivingAgent:
         unknown = [t for t in tasks if t not in TASKS]
         if unknown or not tasks:
             raise ValueError(f"tasks must be a non-empty subset of {TASKS}, got {list(tasks)}")
-        bad_cams = [c for c in cameras if c not in codecs.CAMERAS]
+        bad_cams = [c for c in cameras if c not in prompts.CAMERAS]
         if bad_cams or not cameras:
-            raise ValueError(f"cameras must be a non-empty subset of {codecs.CAMERAS}, got {list(cameras)}")
-        codecs.understanding_question(understanding_question)  # validates the text
+            raise ValueError(f"cameras must be a non-empty subset of {prompts.CAMERAS}, got {list(cameras)}")
+        prompts.understanding_question(understanding_question)  # validates the text
         self.vla = vla
         self.config = config
         self.cameras = tuple(cameras)
@@ -258,14 +262,15 @@ class DrivingAgent:
     def question(self, task: str, cameras: Sequence[str], ego: EgoMotion, command: str) -> str:
         n = len(cameras)
         if task == "planning":
-            cmd = command if command in codecs.DRIVING_COMMANDS else "unknown"
-            return codecs.planning_question(cmd, ego.velocity, ego.acceleration, num_images=n, cameras=cameras)
+            cmd = command if command in prompts.DRIVING_COMMANDS else "unknown"
+            return prompts.planning_question(cmd, ego.velocity, ego.acceleration, num_images=n, cameras=cameras)
         if task == "perception":
-            return codecs.perception_question(num_images=n, cameras=cameras)
-        return codecs.understanding_question(self.understanding_question, num_images=n, cameras=cameras)
+            return prompts.perception_question(num_images=n, cameras=cameras)
+        return prompts.understanding_question(self.understanding_question, num_images=n, cameras=cameras)
 
     def run_task(self, task: str, images: Mapping[str, np.ndarray], ego: EgoMotion, command: str) -> TaskOutput:
         """One task from scratch: its own image preprocessing, vision pass and full prefill (no sharing)."""
+        # in the method: torch (see the module docstring)
         from wamdiff2_ros.decoding import generate
         from wamdiff2_ros.model.inputs import build_inputs
 
@@ -285,6 +290,8 @@ class DrivingAgent:
         prompts share (down to a B-chunk boundary). Raises ValueError when no image of
         the configured cameras is given or a task is not configured.
         """
+        # in the method: torch (see the module docstring)
+        from wamdiff2_ros.decoding.api import encode_prefix
         from wamdiff2_ros.model.inputs import build_frame_inputs
 
         started = time.perf_counter()
@@ -298,8 +305,6 @@ class DrivingAgent:
         inputs = dict(zip(tasks, built, strict=True))
         prefix = None
         if self.shared_prefix:
-            from wamdiff2_ros.decoding.api import encode_prefix
-
             prefix = encode_prefix(self.vla, built, self.config)
         return FrameContext(cameras, ego, command, questions, inputs, prefix, stamp, started,
                             1000.0 * (time.perf_counter() - started))
@@ -377,7 +382,9 @@ class DrivingAgent:
 
     def _decode_group(self, ctx: FrameContext, group: list[str]) -> list[TaskOutput]:
         """Decode ``group`` (one task, or several as rows of one batch from the shared prefix)."""
+        # in the method: torch (see the module docstring)
         from wamdiff2_ros.decoding.api import check_model, generate
+        from wamdiff2_ros.decoding.fast import FastEngine
         from wamdiff2_ros.decoding.outputs import row_stats
 
         config = self.config_for(group)
@@ -385,8 +392,6 @@ class DrivingAgent:
         lane = self._lanes["planning" if "planning" in group else "scene"]
         with lane.lock:
             if self.config.engine == "fast" and lane.engine is None:
-                from wamdiff2_ros.decoding.fast import FastEngine
-
                 lane.engine = FastEngine(self.vla)
             if ctx.prefix is not None:
                 rows = [ctx.tasks.index(t) for t in group]

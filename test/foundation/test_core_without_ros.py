@@ -8,7 +8,7 @@ import subprocess
 import sys
 import zipfile
 
-CORE = ("model", "decoding", "training", "data", "evaluation")
+CORE = ("model", "decoding", "training", "data", "evaluation", "bench")
 CORE_MODULES = ("agent", "control", "_lazy")  # top-level modules of the core
 
 PROBE = r"""

@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import torch
 
 from .config import DecodeConfig, DecodeResult
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .prefix import SharedPrefix
+from .fast import FastEngine
+from .prefix import SharedPrefix
+from .reference import ReferenceDecoder
 
 _FAST_ENGINES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def fast_engine(vla):
     """The cached :class:`FastEngine` of ``vla`` (its static cache and graphs live across calls)."""
-    from .fast import FastEngine
-
     engine = _FAST_ENGINES.get(vla.model)
     if engine is None or engine.vla is not vla:
         engine = FastEngine(vla)
@@ -55,8 +52,6 @@ def generate(vla, inputs: dict[str, torch.Tensor], config: DecodeConfig | None =
     config = config or DecodeConfig()
     check_model(vla, config)
     if config.engine == "reference":
-        from .reference import ReferenceDecoder
-
         return ReferenceDecoder(vla).generate(inputs, config)
     return fast_engine(vla).generate(inputs, config)
 

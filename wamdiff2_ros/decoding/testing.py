@@ -1,7 +1,7 @@
 """Random tiny Qwen3-VL models and prompts for decoder tests and the CPU benchmark.
 
 ``tiny_vla`` uses the model room's ``init_model("tiny")`` when asked to
-(``use_model_room=True``) and available; otherwise it builds a small random
+(``use_model_room=True``); otherwise it builds a small random
 ``Qwen3VLForConditionalGeneration`` with a vision tower (deepstack included) and
 wraps it with the attributes the decoders read: ``model``, ``tokenizer`` (None),
 ``block_size``, ``mask_token_id``, ``end_token_id``,
@@ -15,6 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+
+from wamdiff2_ros.model.loader import WamDiff2, init_model
 
 TINY_VOCAB = 256
 IMAGE_TOKEN_ID, VIDEO_TOKEN_ID, VISION_START_ID, VISION_END_ID = 250, 251, 248, 249
@@ -53,20 +55,13 @@ def tiny_config(hidden: int = 64, layers: int = 2, heads: int = 4, kv_heads: int
 def tiny_vla(seed: int = 0, use_model_room: bool = False, **shape) -> Any:
     """A random-weight tiny model (fp32, CPU, eval mode)."""
     if use_model_room:
-        try:
-            from wamdiff2_ros.model.loader import init_model
-        except ImportError:
-            pass
-        else:
-            return init_model("tiny", seed=seed)
+        return init_model("tiny", seed=seed)
     from transformers import Qwen3VLForConditionalGeneration
 
     torch.manual_seed(seed)
     model = Qwen3VLForConditionalGeneration(tiny_config(**shape)).eval()
     with torch.no_grad():
         model.lm_head.weight.mul_(3.0)
-    from wamdiff2_ros.model.loader import WamDiff2
-
     return WamDiff2(model=model, tokenizer=None, processor=None, block_size=32, mask_token_id=MASK_TOKEN_ID,
                     end_token_id=END_TOKEN_ID, pad_token_id=PAD_TOKEN_ID, path="tiny (random init, in memory)")
 

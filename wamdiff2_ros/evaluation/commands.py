@@ -6,9 +6,21 @@ import argparse
 import json
 import shlex
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+from wamdiff2_ros.data.bags import BagError, read_trajectories
+from wamdiff2_ros.data.navsim import NavsimLogs
+from wamdiff2_ros.evaluation.bag_eval import evaluate_bag
+from wamdiff2_ros.evaluation.closed_loop import report as closed_loop_report
+from wamdiff2_ros.evaluation.closed_loop.benchmark import aggregate, run_benchmark
+from wamdiff2_ros.evaluation.closed_loop.policies import policy_specs
+from wamdiff2_ros.evaluation.closed_loop.routes import route_set
+from wamdiff2_ros.evaluation.closed_loop.runner import RunSettings
+from wamdiff2_ros.evaluation.groundtruth import ground_truth_from_logs
+from wamdiff2_ros.evaluation.open_loop import run_open_loop, write_submission
+from wamdiff2_ros.evaluation.report import write_report
 from wamdiff2_ros.evaluation.scoring import json_safe
 
 
@@ -24,8 +36,6 @@ def _write_json(path: str | Path, payload: Any) -> None:
 
 
 def _load_logs(args: argparse.Namespace) -> Any:
-    from wamdiff2_ros.data.navsim import NavsimLogs
-
     return NavsimLogs(args.logs, args.sensor_blobs, progress=True)
 
 
@@ -72,10 +82,6 @@ def bag_eval_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def bag_eval(args: argparse.Namespace) -> int:
-    from wamdiff2_ros.data.bags import BagError
-    from wamdiff2_ros.evaluation.bag_eval import evaluate_bag
-    from wamdiff2_ros.evaluation.groundtruth import ground_truth_from_logs
-
     try:
         logs = _load_logs(args)
         scenes = ground_truth_from_logs(logs, progress=True)
@@ -93,9 +99,6 @@ def bag_eval(args: argparse.Namespace) -> int:
     if args.per_scene:
         _write_json(args.per_scene, results)
     if args.report:
-        from wamdiff2_ros.data.bags import read_trajectories
-        from wamdiff2_ros.evaluation.report import write_report
-
         records, _ = read_trajectories(args.bag, args.topic)
         by_token = {r["token"]: r for r in results if "error" not in r}
         samples = []
@@ -139,17 +142,16 @@ def open_loop_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def open_loop(args: argparse.Namespace) -> int:
-    from wamdiff2_ros.evaluation.open_loop import run_open_loop, write_submission
-
     if args.limit is not None and args.limit < 1:
         return _fail("--limit must be >= 1")
-    if args.threads:
-        import torch
+    # torch and the model loader only here: bag eval and the scripted closed-loop rows run without torch
+    import torch
 
+    from wamdiff2_ros.model.loader import load_model
+
+    if args.threads:
         torch.set_num_threads(args.threads)
     try:
-        from wamdiff2_ros.model.loader import load_model
-
         vla = load_model(args.model, device=args.device)
     except (OSError, ValueError) as exc:
         return _fail(f"cannot load model {args.model}: {exc}")
@@ -176,8 +178,6 @@ def open_loop(args: argparse.Namespace) -> int:
         write_submission(args.submission, runs[0].predictions)
         print(f"wrote {args.submission}")
     if args.report:
-        from wamdiff2_ros.evaluation.report import write_report
-
         tokens = list(truth)[: max(0, args.samples)]
         samples = [(f"B={runs[-1].block_size}", runs[-1].predictions[t], truth[t]) for t in tokens]
         path = write_report(args.report, summaries, samples=samples, title="Open-loop evaluation",
@@ -218,14 +218,6 @@ def closed_loop_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def closed_loop(args: argparse.Namespace) -> int:
-    import time
-
-    from wamdiff2_ros.evaluation.closed_loop.benchmark import aggregate, run_benchmark
-    from wamdiff2_ros.evaluation.closed_loop.policies import policy_specs
-    from wamdiff2_ros.evaluation.closed_loop.report import payload, targets, write_report
-    from wamdiff2_ros.evaluation.closed_loop.routes import route_set
-    from wamdiff2_ros.evaluation.closed_loop.runner import RunSettings
-
     if args.workers < 1 or args.threads < 1:
         return _fail("--workers and --threads must be >= 1")
     try:
@@ -252,19 +244,19 @@ def closed_loop(args: argparse.Namespace) -> int:
         return _fail(f"closed-loop run failed: {type(exc).__name__}: {exc}")
     wall = time.perf_counter() - start
     summary = aggregate(results)
-    data = payload(summary, results, routes,
+    data = closed_loop_report.payload(summary, results, routes,
                    {**vars(settings), "workers": args.workers, "threads": args.threads, "seed": args.seed},
                    _command_line("wamdiff2 eval closed-loop", args), wall)  # fmt: skip
     _write_json(args.json, data)
     if args.report:
-        page = write_report(args.report, data, results, routes)
+        page = closed_loop_report.write_report(args.report, data, results, routes)
         print(f"wrote {page}")
     for name, row in summary.items():
         print(f"[{name}] DS={row['driving_score']:.4f} RC={row['route_completion']:.4f} "
               f"clean={row['routes_clean']}/{row['routes']} collisions_at_fault={row['collisions_at_fault']} "
               f"red_lights={row['red_light_violations']} off_road_m={row['off_road_m']} stuck_s={row['stuck_s']} "
               f"CL-PDMS={row['closed_loop_pdms']}")  # fmt: skip
-    for target, met, measured in targets(summary):
+    for target, met, measured in closed_loop_report.targets(summary):
         print(f"target: {target}: {'met' if met else 'NOT met'} ({measured})")
     print(f"wrote {args.json} ({wall:.1f} s)")
     return 0

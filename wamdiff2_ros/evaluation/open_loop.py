@@ -16,10 +16,15 @@ from typing import Any
 
 import numpy as np
 
+from wamdiff2_ros.agent import DrivingAgent, EgoMotion
+from wamdiff2_ros.data.samples import understanding_samples, visible_boxes
+from wamdiff2_ros.decoding.config import DecodeConfig
 from wamdiff2_ros.evaluation.detection import BevBox, ImageBox, bev_center_distance_map, coco_map
 from wamdiff2_ros.evaluation.groundtruth import COMMANDS, scene_ground_truth
+from wamdiff2_ros.evaluation.qa import QAItem, score_items
 from wamdiff2_ros.evaluation.scene import SceneGroundTruth
 from wamdiff2_ros.evaluation.scoring import aggregate, score_scenes
+from wamdiff2_ros.model.codecs import ParseError, parse_understanding
 
 
 @dataclass
@@ -35,8 +40,6 @@ class RunResult:
 
 def ego_inputs(scene: Any) -> tuple[Any, str]:
     """The agent's ego status and driving command from a scene's current frame."""
-    from wamdiff2_ros.agent import EgoMotion
-
     status = scene.current_frame.ego_status
     vel = np.asarray(status.ego_velocity, dtype=np.float64).reshape(-1)[:2]
     acc = np.asarray(status.ego_acceleration, dtype=np.float64).reshape(-1)[:2]
@@ -62,9 +65,6 @@ def run_open_loop(
 ) -> tuple[list[RunResult], dict[str, SceneGroundTruth]]:
     """Decode and score every scene (up to ``limit``) once per block size."""
     from tqdm import tqdm
-
-    from wamdiff2_ros.agent import DrivingAgent
-    from wamdiff2_ros.decoding.config import DecodeConfig
 
     tokens = logs.scene_tokens()[: limit if limit else None]
     scenes: dict[str, Any] = {}
@@ -139,8 +139,6 @@ def run_open_loop(
             run.summary["detection_map_coco"] = image_map["map"]
             run.summary["detection_map_50_coco"] = image_map["map_50"]
         if "understanding" in tasks:
-            from wamdiff2_ros.evaluation.qa import score_items
-
             qa = score_items(qa_items)
             run.summary["qa_exact_match"] = qa["exact_match"]
             run.summary["qa_token_f1"] = qa["token_f1"]
@@ -152,18 +150,14 @@ def run_open_loop(
 
 def _visible_image_boxes(scene: Any, token: str, cameras: Sequence[str]) -> list[ImageBox]:
     """Ground-truth image boxes (0-1000 scale, as the perception answers use) of the visible agents."""
-    from wamdiff2_ros.data.samples import visible_boxes
-
     return [ImageBox(f"{token}/{b.camera}", b.label, tuple(b.bbox)) for b in visible_boxes(scene.current_frame, cameras)
             if b.bbox is not None and b.camera]
 
 
 def _answer_questions(vla: Any, config: Any, scene: Any, road_map: Any, cameras: Sequence[str]) -> list:
     """The synthetic understanding questions of one scene, answered by the model (QA items for scoring)."""
-    from wamdiff2_ros.data.samples import understanding_samples
+    # in the function: they import torch, and evaluation.commands (bag eval, closed loop) imports this module
     from wamdiff2_ros.decoding import generate
-    from wamdiff2_ros.evaluation.qa import QAItem
-    from wamdiff2_ros.model.codecs import ParseError, parse_understanding
     from wamdiff2_ros.model.inputs import build_inputs
 
     images = scene.load_images(cameras)

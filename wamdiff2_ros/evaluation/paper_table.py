@@ -35,7 +35,7 @@ import numpy as np
 from wamdiff2_ros.evaluation.baselines import PRIOR_RADIUS_M, majority_answers, prior_box
 from wamdiff2_ros.evaluation.compute import run_compute
 from wamdiff2_ros.evaluation.detection import BEV_THRESHOLDS_M, BevBox, ImageBox, bev_center_distance_map, coco_map
-from wamdiff2_ros.evaluation.planning import HORIZONS_S
+from wamdiff2_ros.evaluation.planning import HORIZONS_S, l2_metrics
 from wamdiff2_ros.evaluation.stats import paired_bootstrap
 
 REGISTRY = Path("docs/runs/paper.yaml")
@@ -228,8 +228,6 @@ def _perception(records: Sequence[dict[str, Any]], prior: dict[str, Any] | None)
 
 def aggregate(records: Sequence[dict[str, Any]], baselines: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every number of a row from its records; ``baselines`` (train split's) default to the scored split's."""
-    from wamdiff2_ros.evaluation.planning import l2_metrics
-
     own = split_baselines(records)
     base = baselines or own
     plan = [r for r in records if r["task"] == "planning"]
@@ -635,6 +633,7 @@ def _score_command(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+    # in the function: scoring alone needs torch; the table and the store readers (training.ship_paper) do not
     import torch
 
     from wamdiff2_ros.evaluation import heldout

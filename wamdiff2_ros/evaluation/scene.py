@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from wamdiff2_ros.geometry import wrap_angle
+from wamdiff2_ros.model.codecs import waypoint_headings
 
 INTERVAL_S = 0.5
 NUM_POSES = 8
@@ -160,8 +161,6 @@ class SceneGroundTruth:
         if traj.ndim != 2 or traj.shape[1] not in (2, 3):
             raise ValueError(f"scene {self.token}: ground-truth trajectory must be (N, 2|3), got {traj.shape}")
         if traj.shape[1] == 2:
-            from wamdiff2_ros.model.codecs import waypoint_headings
-
             traj = np.concatenate([traj, waypoint_headings(traj)[:, None]], axis=1)
         self.trajectory = traj
         self.ego_velocity = np.asarray(self.ego_velocity, dtype=np.float64).reshape(-1)[:2]

@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from wamdiff2_ros.model.loader import ModelLoadError, init_model, load_model, read_config_dict
 from wamdiff2_ros.model.presets import PRESETS
 
 _DTYPES = ("float32", "bfloat16", "float16")
@@ -25,10 +28,6 @@ def init_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def init(args: argparse.Namespace) -> int:
-    import torch
-
-    from wamdiff2_ros.model.loader import init_model
-
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         print(f"wamdiff2 model init: {out} exists and is not a directory", file=sys.stderr)
@@ -77,8 +76,6 @@ def info_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def info(args: argparse.Namespace) -> int:
-    from wamdiff2_ros.model.loader import ModelLoadError, load_model, read_config_dict
-
     directory = Path(args.directory)
     try:
         source_type = read_config_dict(directory)["model_type"]

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from wamdiff2_ros.model.processor import VISION_BLOCK
+from wamdiff2_ros.model.prompts import PROMPT_FORMATS, apply_prompt_format
 from wamdiff2_ros.model.tokenizer import IM_END, IM_START
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,8 +88,6 @@ def build_inputs(
     The question is put in the checkpoint's prompt format (``vla.prompt_format``, see
     :func:`wamdiff2_ros.model.prompts.apply_prompt_format`) first.
     """
-    from wamdiff2_ros.model.prompts import PROMPT_FORMATS, apply_prompt_format
-
     question = apply_prompt_format(question, getattr(vla, "prompt_format", PROMPT_FORMATS[0]))
     if vla.processor is None and images:
         raise ValueError("this checkpoint has no image processor (no preprocessor_config.json); cannot take images")

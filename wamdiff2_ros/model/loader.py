@@ -30,13 +30,22 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from wamdiff2_ros.model.presets import build_config, get_preset
+from wamdiff2_ros.model.processor import ImageTextProcessor, load_processor, make_image_processor
 from wamdiff2_ros.model.prompts import PROMPT_FORMATS, check_prompt_format, default_prompt_format
-from wamdiff2_ros.model.tokenizer import ENDOFTEXT, IM_END, MASK
+from wamdiff2_ros.model.tokenizer import (
+    ENDOFTEXT,
+    IM_END,
+    IMAGE_PAD,
+    MASK,
+    VIDEO_PAD,
+    VISION_END,
+    VISION_START,
+    wrap_tokenizer,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from transformers import PreTrainedTokenizerBase, Qwen3VLForConditionalGeneration
-
-    from wamdiff2_ros.model.processor import ImageTextProcessor
 
 WAM_DIFF2_MASK_TOKEN_ID = 151671
 SUPPORTED_MODEL_TYPES = ("qwen3_vl", "wam_diff2")
@@ -205,8 +214,6 @@ def load_model(
     """Load a local checkpoint directory (ours, ``qwen3_vl`` or ``wam_diff2``) as a :class:`WamDiff2` in eval mode."""
     from transformers import AutoTokenizer, Qwen3VLForConditionalGeneration
 
-    from wamdiff2_ros.model.processor import load_processor
-
     directory = Path(path).expanduser()
     data = read_config_dict(directory)
     if block_size is not None:
@@ -276,10 +283,6 @@ def init_model(
     ``2b-shape`` holds about 2.1e9 parameters: 8.5 GB in float32, half in bfloat16.
     """
     from transformers import Qwen3VLForConditionalGeneration
-
-    from wamdiff2_ros.model.presets import build_config, get_preset
-    from wamdiff2_ros.model.processor import ImageTextProcessor, make_image_processor
-    from wamdiff2_ros.model.tokenizer import IMAGE_PAD, VIDEO_PAD, VISION_END, VISION_START, wrap_tokenizer
 
     p = get_preset(preset)
     _check_block_size(block_size)

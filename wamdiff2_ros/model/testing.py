@@ -13,7 +13,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from wamdiff2_ros.model.tokenizer import MASK, SPECIAL_TOKENS
+from wamdiff2_ros.model.presets import build_config, get_preset
+from wamdiff2_ros.model.processor import ImageTextProcessor, make_image_processor
+from wamdiff2_ros.model.tokenizer import CHAT_TEMPLATE, ENDOFTEXT, IM_END, MASK, SPECIAL_TOKENS, train_tokenizer
 
 
 def toy_image(height: int = 90, width: int = 160, seed: int = 0) -> np.ndarray:
@@ -35,10 +37,6 @@ def write_qwen3vl_dir(directory: str | Path, *, preset: str = "tiny", seed: int 
     token forces an embedding resize.
     """
     from transformers import PreTrainedTokenizerFast, Qwen3VLForConditionalGeneration
-
-    from wamdiff2_ros.model.presets import build_config, get_preset
-    from wamdiff2_ros.model.processor import ImageTextProcessor, make_image_processor
-    from wamdiff2_ros.model.tokenizer import CHAT_TEMPLATE, ENDOFTEXT, IM_END, train_tokenizer
 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)

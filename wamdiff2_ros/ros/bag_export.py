@@ -18,6 +18,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from wamdiff2_ros.data.bags import BagError, BagWriter, detection_array_message, header, trajectory_message
+from wamdiff2_ros.data.navsim import NavsimLogs
+from wamdiff2_ros.model.prompts import DRIVING_COMMANDS, command_from_one_hot
+
 
 def export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--logs", required=True, help="navsim_logs/<split> directory (or one .pkl)")
@@ -36,9 +40,6 @@ def _stamp(ts, ns: int):
 def export_scenes(scenes, out: Path, storage: str = "mcap", cameras=("CAM_F0",), images: str = "compressed",
                   progress: bool = True) -> dict[str, int]:
     """Write ``scenes`` (NavsimLogs or any sequence of Scene) as a bag; returns message counts per topic."""
-    from wamdiff2_ros.data.bags import BagWriter, detection_array_message, header, trajectory_message
-    from wamdiff2_ros.model.prompts import DRIVING_COMMANDS, command_from_one_hot
-
     counts: dict[str, int] = {}
     items = scenes
     if progress:
@@ -109,9 +110,6 @@ def export_scenes(scenes, out: Path, storage: str = "mcap", cameras=("CAM_F0",),
 
 
 def export(args: argparse.Namespace) -> int:
-    from wamdiff2_ros.data.bags import BagError
-    from wamdiff2_ros.data.navsim import NavsimLogs
-
     cameras = tuple(c.strip() for c in args.cameras.split(",") if c.strip())
     try:
         logs = NavsimLogs(args.logs, args.sensor_blobs, max_scenes=args.limit or None)

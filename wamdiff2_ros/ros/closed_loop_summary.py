@@ -16,6 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from wamdiff2_ros.data.bags import BagReadReport, read_messages
+from wamdiff2_ros.evaluation.closed_loop.report import plot_route
+from wamdiff2_ros.evaluation.closed_loop.routes import route_spec
+from wamdiff2_ros.evaluation.closed_loop.runner import RouteResult
 from wamdiff2_ros.geometry import yaw_from_quaternion
 
 METRICS_TOPIC = "/sim/route_metrics"
@@ -31,8 +35,6 @@ LOCKSTEP_KEYS = ("lockstep", "plans_received", "plans_missed", "commands_receive
 
 def read_route_metrics(bag: Path) -> tuple[dict[str, Any] | None, np.ndarray, list[str]]:
     """(last route metrics, final preferred; ego path rows (t, x, y, yaw, speed); problems) from a bag."""
-    from wamdiff2_ros.data.bags import BagReadReport, read_messages
-
     report = BagReadReport(str(bag))
     latest: dict[str, Any] | None = None
     path: list[tuple[float, float, float, float, float]] = []
@@ -93,10 +95,6 @@ def headline(summary: dict[str, Any]) -> str:
 
 
 def _plot(plot: Path, metrics: dict[str, Any], path: np.ndarray, policy: str) -> None:
-    from wamdiff2_ros.evaluation.closed_loop.report import plot_route
-    from wamdiff2_ros.evaluation.closed_loop.routes import route_spec
-    from wamdiff2_ros.evaluation.closed_loop.runner import RouteResult
-
     spec = route_spec(int(metrics["route_index"]), int(metrics["route_seed"]))
     shown = dict(metrics)
     if not metrics.get("final"):

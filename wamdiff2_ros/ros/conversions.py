@@ -1,4 +1,8 @@
-"""AgentOutput -> ROS messages (Trajectory, Path, DetectionArray, MarkerArray, Rationale, DecodeStats)."""
+"""AgentOutput -> ROS messages (Trajectory, Path, DetectionArray, MarkerArray, Rationale, DecodeStats).
+
+The message classes are imported in the functions: they exist only in a ROS install
+(this package's own ones only once colcon has built them), and this module imports without.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import numpy as np
 from wamdiff2_ros.agent import AgentOutput
 from wamdiff2_ros.geometry import quaternion_from_yaw
 from wamdiff2_ros.model.codecs import waypoint_times
+from wamdiff2_ros.ros.detection_scores import box_scores
 from wamdiff2_ros.ros.msg_utils import fill_stamp
 
 FRAME_ID = "base_link"
@@ -68,7 +73,6 @@ def path_msg(out: AgentOutput, stamp_ns: int, frame_id: str = FRAME_ID):
 def detections_msg(out: AgentOutput, stamp_ns: int, frame_id: str = FRAME_ID, tokenizer=None):
     """Boxes with their own scores (their tokens' mean commit confidence, given the tokenizer), else the task's."""
     from wamdiff2_ros.msg import Detection, DetectionArray
-    from wamdiff2_ros.ros.detection_scores import box_scores
 
     msg = _header(DetectionArray(), stamp_ns, frame_id)
     task = out.tasks.get("perception")

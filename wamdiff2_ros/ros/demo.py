@@ -22,6 +22,10 @@ import sys
 import time
 from pathlib import Path
 
+from wamdiff2_ros.data.synth import synthesize
+from wamdiff2_ros.model.checkpoints import default_checkpoint
+from wamdiff2_ros.ros.closed_loop_summary import headline, route_summary
+from wamdiff2_ros.ros.demo_summary import summarize_bag
 from wamdiff2_ros.ros.launching import NodeGroup, isolated_env
 
 INPUT_TOPICS = [
@@ -75,8 +79,6 @@ def model_settings(model: str) -> tuple[str, str, int]:
         if not (path / "config.json").is_file():
             raise SystemExit(f"--model {model}: no config.json there")
         return str(path.resolve()), str(path), _block_size(path)
-    from wamdiff2_ros.model.checkpoints import default_checkpoint
-
     found = default_checkpoint()
     if found is None:
         return "preset:tiny", "preset:tiny (random weights: no shipped checkpoint; plans will be fallbacks)", 32
@@ -94,6 +96,7 @@ class Progress:
     """Listens to the driver's trajectories in this process to print live progress."""
 
     def __init__(self, domain_id: int) -> None:
+        # in the method: rclpy and the built messages exist only in a ROS install; the module imports without
         import rclpy
 
         from wamdiff2_ros.msg import Trajectory
@@ -167,8 +170,6 @@ def demo(args: argparse.Namespace) -> int:
         if args.mode == "replay":
             data = out / "data"
             if not (data / "navsim_logs" / "demo").is_dir():
-                from wamdiff2_ros.data.synth import synthesize
-
                 print("[demo] writing synthetic NAVSIM logs ...")
                 synthesize(data, num_logs=1, num_frames=60, seed=args.seed, cameras=cameras, split="demo")
             feeder = group.start("navsim_replay_node", {
@@ -206,12 +207,8 @@ def demo(args: argparse.Namespace) -> int:
     if not (out / "bag").exists():
         print(f"[demo] no bag was written; recorder log:\n{recorder.output()[-2000:]}", file=sys.stderr)
         return 1
-    from wamdiff2_ros.ros.demo_summary import summarize_bag
-
     summary = summarize_bag(out / "bag", mode=args.mode, seed=args.seed, plot=None if closed_loop else out / "bev.png")
     if closed_loop:  # the route monitor's metrics, as `wamdiff2 eval closed-loop` reports them, and the route's BEV
-        from wamdiff2_ros.ros.closed_loop_summary import headline, route_summary
-
         summary["closed_loop"] = route_summary(out / "bag", plot=out / "bev.png", policy=model_label)
         print(f"[demo] closed loop {headline(summary['closed_loop'])}")
     summary.update({"model": model_label, "block_size": block_size, "cameras": cameras, "tasks": tasks,

@@ -14,6 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
+from wamdiff2_ros.data.bags import BagReadReport, read_messages
+from wamdiff2_ros.data.world import World
+from wamdiff2_ros.evaluation.planning import l2_metrics
+
 CAMERA_TYPES = ("sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage")
 TASK_TOPICS = {"/wamdiff2/trajectory": "planning", "/wamdiff2/detections": "perception",
                "/wamdiff2/rationale": "understanding"}
@@ -40,9 +44,6 @@ def _task_summary(rows: list[tuple[int, int]], image_recv: dict[int, int]) -> di
 
 
 def summarize_bag(bag: Path, mode: str = "replay", seed: int = 0, plot: Path | None = None) -> dict:
-    from wamdiff2_ros.data.bags import BagReadReport, read_messages
-    from wamdiff2_ros.evaluation.planning import l2_metrics
-
     report = BagReadReport(str(bag))
     topic_counts: Counter = Counter()
     image_recv: dict[int, int] = {}
@@ -155,8 +156,6 @@ def _plot(path: Path, plans, gt, odometry, mode: str, seed: int) -> None:
     else:
         fig, ax = plt.subplots(figsize=(7, 7))
         try:
-            from wamdiff2_ros.data.world import World
-
             world = World(seed)
             for lane in world.map.lanes.values():
                 pts = np.asarray(lane.centerline if hasattr(lane, "centerline") else lane.points)

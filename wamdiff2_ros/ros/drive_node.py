@@ -38,10 +38,19 @@ import numpy as np
 
 from wamdiff2_ros.agent import DEFAULT_QUESTION, TASKS, DrivingAgent, EgoMotion
 from wamdiff2_ros.decoding.config import DTYPES, ENGINES, DecodeConfig
+from wamdiff2_ros.model.checkpoints import DEFAULT_STUDENT
 from wamdiff2_ros.model.prompts import CAMERAS, DRIVING_COMMANDS
-from wamdiff2_ros.ros.params import in_range, one_of, spec, subset_of
+from wamdiff2_ros.ros import conversions as conv
+from wamdiff2_ros.ros.checkpoint_paths import find_checkpoint
+from wamdiff2_ros.ros.image_conversion import ImageError, compressed_to_rgb, image_to_rgb
+from wamdiff2_ros.ros.msg_utils import stamp_to_ns
+from wamdiff2_ros.ros.node_main import run_node
+from wamdiff2_ros.ros.params import ParameterError, declare, in_range, one_of, spec, subset_of
 from wamdiff2_ros.ros.sync import FrameSet, FrameSynchronizer
 from wamdiff2_ros.ros.task_rates import RateGate, TaskBook
+
+# rclpy and the message classes (wamdiff2_ros.msg is built by colcon) are imported in the
+# methods that use them: they exist only in a ROS install, and this module imports without.
 
 RATE_PARAMS = {"planning": "planning_rate_hz", "perception": "perception_rate_hz",
                "understanding": "understanding_rate_hz"}
@@ -131,12 +140,10 @@ def resolve_model(path: str, device: str = "cpu", dtype: str = "float32"):
     """
     from pathlib import Path
 
+    # in the function: torch, so that parameters are checked (a bad one refused) before the seconds it takes
     import torch
 
-    from wamdiff2_ros.model.checkpoints import DEFAULT_STUDENT
     from wamdiff2_ros.model.loader import init_model, load_model
-    from wamdiff2_ros.ros.checkpoint_paths import find_checkpoint
-    from wamdiff2_ros.ros.params import ParameterError
 
     torch_dtype = getattr(torch, dtype)
     if path.startswith("preset:"):
@@ -172,7 +179,6 @@ class DriveNode:
         from visualization_msgs.msg import MarkerArray
 
         from wamdiff2_ros.msg import DecodeStats, DetectionArray, DrivingCommand, Rationale, SceneInfo, Trajectory
-        from wamdiff2_ros.ros.params import declare
 
         self.node = node
         self.p = declare(node, PARAMS, _cross_check)
@@ -290,9 +296,6 @@ class DriveNode:
                 self.last_error = error
 
     def on_image(self, camera: str, msg, compressed: bool) -> None:
-        from wamdiff2_ros.ros.image_conversion import ImageError, compressed_to_rgb, image_to_rgb
-        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
-
         try:
             rgb = compressed_to_rgb(msg) if compressed else image_to_rgb(msg)
         except ImageError as exc:
@@ -319,8 +322,6 @@ class DriveNode:
             self.submit(frames, now)
 
     def on_odometry(self, msg) -> None:
-        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
-
         vx, vy = float(msg.twist.twist.linear.x), float(msg.twist.twist.linear.y)
         if not all(math.isfinite(v) for v in (vx, vy, msg.pose.pose.position.x, msg.pose.pose.position.y)):
             self.count("ego_invalid", error="ego odometry has NaN/Inf")
@@ -341,8 +342,6 @@ class DriveNode:
             self.ego_stamp_ns = stamp
 
     def on_accel(self, msg) -> None:
-        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
-
         ax, ay = float(msg.accel.linear.x), float(msg.accel.linear.y)
         if not (math.isfinite(ax) and math.isfinite(ay)):
             self.count("ego_invalid")
@@ -358,8 +357,6 @@ class DriveNode:
             self.command = "unknown"
 
     def on_scene_info(self, msg) -> None:
-        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
-
         self.scene_tokens[stamp_to_ns(msg.header.stamp)] = str(msg.scene_token)
         while len(self.scene_tokens) > 256:
             self.scene_tokens.pop(next(iter(self.scene_tokens)))
@@ -448,8 +445,6 @@ class DriveNode:
 
         ``marks``: monotonic ns when a worker took the set and when it was prepared, for the stage times.
         """
-        from wamdiff2_ros.ros import conversions as conv
-
         decoded = time.monotonic_ns()
         if not job.scene_token:
             job.scene_token = self.scene_tokens.get(job.frames.stamp_ns, "")
@@ -545,8 +540,6 @@ class DriveNode:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from wamdiff2_ros.ros.node_main import run_node
-
     return run_node("drive_node", DriveNode, argv)
 
 

@@ -13,7 +13,9 @@ import importlib
 import sys
 import threading
 
-from wamdiff2_ros.ros.params import one_of, spec
+from wamdiff2_ros.data.bags import BagWriter
+from wamdiff2_ros.ros.node_main import run_node
+from wamdiff2_ros.ros.params import ParameterError, declare, one_of, spec
 
 PARAMS = [
     spec("output", "", "bag folder to create (must not exist)"),
@@ -30,8 +32,6 @@ def message_class(type_name: str):
 
 
 def parse_topics(entries) -> list[tuple[str, str]]:
-    from wamdiff2_ros.ros.params import ParameterError
-
     out = []
     for entry in entries:
         topic, _, type_name = str(entry).rpartition(":")
@@ -43,10 +43,8 @@ def parse_topics(entries) -> list[tuple[str, str]]:
 
 class BagRecorder:
     def __init__(self, node) -> None:
+        # in the method: rclpy exists only in a ROS install; the module imports without
         from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-
-        from wamdiff2_ros.data.bags import BagWriter
-        from wamdiff2_ros.ros.params import ParameterError, declare
 
         self.node = node
         self.p = declare(node, PARAMS)
@@ -94,8 +92,6 @@ class BagRecorder:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from wamdiff2_ros.ros.node_main import run_node
-
     return run_node("bag_recorder_node", BagRecorder, argv)
 
 

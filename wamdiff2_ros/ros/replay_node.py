@@ -22,9 +22,17 @@ import time
 
 import numpy as np
 
+from wamdiff2_ros.data.navsim import NavsimLogs
 from wamdiff2_ros.geometry import quaternion_from_yaw
-from wamdiff2_ros.model.prompts import CAMERAS, command_from_one_hot
-from wamdiff2_ros.ros.params import in_range, one_of, spec, subset_of
+from wamdiff2_ros.model.prompts import CAMERAS, DRIVING_COMMANDS, command_from_one_hot
+from wamdiff2_ros.ros.image_conversion import rgb_to_image
+from wamdiff2_ros.ros.msg_utils import fill_stamp, stamp_to_ns
+from wamdiff2_ros.ros.node_main import run_node
+from wamdiff2_ros.ros.params import ParameterError, declare, in_range, one_of, spec, subset_of
+from wamdiff2_ros.ros.replay_clock import ReplayClock
+
+# rclpy and the message classes (wamdiff2_ros.msg is built by colcon) are imported in the
+# methods that use them: they exist only in a ROS install, and this module imports without.
 
 PARAMS = [
     spec("logs_dir", "", "navsim_logs/<split> directory (or one .pkl)"),
@@ -56,9 +64,7 @@ class NavsimReplay:
         from nav_msgs.msg import Odometry
         from sensor_msgs.msg import CompressedImage, Image
 
-        from wamdiff2_ros.data.navsim import NavsimLogs
         from wamdiff2_ros.msg import DetectionArray, DrivingCommand, SceneInfo, Trajectory
-        from wamdiff2_ros.ros.params import ParameterError, declare
 
         self.node = node
         self.p = declare(node, PARAMS)
@@ -91,8 +97,6 @@ class NavsimReplay:
         self.gt_box_pub = node.create_publisher(DetectionArray, "navsim/gt_boxes", latched)
         from rosgraph_msgs.msg import Clock
 
-        from wamdiff2_ros.ros.replay_clock import ReplayClock
-
         self.clock = ReplayClock(float(self.p["speed"]))
         self.clock_pub = node.create_publisher(Clock, "/clock", 10) if self.p["publish_clock"] else None
         self.answered: set[int] = set()
@@ -110,8 +114,6 @@ class NavsimReplay:
                       f"(speed x{self.p['speed']}, lockstep={self.p['lockstep']})")
 
     def on_trajectory(self, msg) -> None:
-        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
-
         self.answered.add(stamp_to_ns(msg.header.stamp))
         self.answered_event.set()
 
@@ -119,8 +121,6 @@ class NavsimReplay:
         """Follow the ``paused`` parameter and publish the replay clock on /clock (when asked)."""
         import rclpy
         from rosgraph_msgs.msg import Clock
-
-        from wamdiff2_ros.ros.msg_utils import fill_stamp
 
         period = 1.0 / self.p["clock_rate_hz"]
         while rclpy.ok() and not self.done.is_set():
@@ -203,7 +203,6 @@ class NavsimReplay:
         from nav_msgs.msg import Odometry
 
         from wamdiff2_ros.msg import DrivingCommand, SceneInfo
-        from wamdiff2_ros.ros.msg_utils import fill_stamp
 
         frame = scene.current_frame
         stamp = int(frame.timestamp) * 1000
@@ -229,8 +228,6 @@ class NavsimReplay:
         cmd = DrivingCommand()
         fill_stamp(cmd.header.stamp, stamp)
         try:
-            from wamdiff2_ros.model.prompts import DRIVING_COMMANDS
-
             cmd.command = DRIVING_COMMANDS.index(command_from_one_hot(ego.driving_command))
         except ValueError:
             cmd.command = DrivingCommand.UNKNOWN
@@ -241,9 +238,6 @@ class NavsimReplay:
 
     def publish_images(self, scene, stamp: int) -> None:
         from sensor_msgs.msg import CompressedImage, Image
-
-        from wamdiff2_ros.ros.image_conversion import rgb_to_image
-        from wamdiff2_ros.ros.msg_utils import fill_stamp
 
         frame = scene.current_frame
         for camera, pub in self.image_pubs.items():
@@ -259,7 +253,6 @@ class NavsimReplay:
 
     def publish_ground_truth(self, scene, stamp: int) -> None:
         from wamdiff2_ros.msg import Detection, DetectionArray, Trajectory, Waypoint
-        from wamdiff2_ros.ros.msg_utils import fill_stamp
 
         gt = Trajectory(valid=True, source="ground_truth", scene_token=scene.token)
         fill_stamp(gt.header.stamp, stamp)
@@ -284,8 +277,6 @@ class NavsimReplay:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from wamdiff2_ros.ros.node_main import run_node
-
     return run_node("navsim_replay_node", NavsimReplay, argv)
 
 

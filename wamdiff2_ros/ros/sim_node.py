@@ -46,10 +46,19 @@ import sys
 import threading
 import time
 
+from wamdiff2_ros.data.world import World
+from wamdiff2_ros.evaluation.closed_loop.monitor import EgoSample, MonitorLimits, RouteMonitor
+from wamdiff2_ros.evaluation.closed_loop.routes import build_route, route_spec
 from wamdiff2_ros.evaluation.closed_loop.vehicle import KinematicBicycle
 from wamdiff2_ros.geometry import quaternion_from_yaw
 from wamdiff2_ros.model.prompts import CAMERAS, DRIVING_COMMANDS
-from wamdiff2_ros.ros.params import in_range, one_of, spec, subset_of
+from wamdiff2_ros.ros.image_conversion import rgb_to_compressed, rgb_to_image
+from wamdiff2_ros.ros.msg_utils import fill_stamp, stamp_to_ns
+from wamdiff2_ros.ros.node_main import run_node
+from wamdiff2_ros.ros.params import declare, in_range, one_of, spec, subset_of
+
+# rclpy and the message classes (wamdiff2_ros.msg is built by colcon) are imported in the
+# methods that use them: they exist only in a ROS install, and this module imports without.
 
 PARAMS = [
     spec("seed", 0, "world seed", in_range(0, 2**31 - 1)),
@@ -104,7 +113,6 @@ class SimNode:
         from std_msgs.msg import String
 
         from wamdiff2_ros.msg import DrivingCommand, Trajectory
-        from wamdiff2_ros.ros.params import declare
 
         self.node = node
         self.p = declare(node, PARAMS)
@@ -158,16 +166,11 @@ class SimNode:
 
     def _build_world(self):
         """The free world of ``seed``, or the benchmark route's world with its monitor."""
-        from wamdiff2_ros.data.world import World
-
         if self.p["route_index"] < 0:
             if self.p["lockstep"]:
                 self.node.get_logger().warning("lockstep applies to route mode only (route_index >= 0); ignored")
             return World(int(self.p["seed"]))
         import dataclasses
-
-        from wamdiff2_ros.evaluation.closed_loop.monitor import EgoSample, MonitorLimits, RouteMonitor
-        from wamdiff2_ros.evaluation.closed_loop.routes import build_route, route_spec
 
         spec = route_spec(int(self.p["route_index"]), int(self.p["route_seed"]))
         if self.p["route_timeout_s"] > 0:
@@ -192,8 +195,6 @@ class SimNode:
             self.wake.notify_all()
 
     def on_plan(self, msg) -> None:
-        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
-
         with self.wake:
             self.plan_stamp_ns = max(self.plan_stamp_ns, stamp_to_ns(msg.header.stamp))
             self.plans_received += 1
@@ -337,8 +338,6 @@ class SimNode:
         if self.clock_pub is not None:
             from rosgraph_msgs.msg import Clock
 
-            from wamdiff2_ros.ros.msg_utils import fill_stamp
-
             msg = Clock()
             fill_stamp(msg.clock, self.stamp())
             self.clock_pub.publish(msg)
@@ -369,8 +368,6 @@ class SimNode:
             self.collision_events += len(new)
             self.collided_with |= new
         if self.monitor is not None:
-            from wamdiff2_ros.evaluation.closed_loop.monitor import EgoSample
-
             v = self.vehicle
             self.monitor.update(EgoSample(self.world.time_s, v.x, v.y, v.yaw, v.v, v.yaw_rate), self.world.agents())
 
@@ -398,7 +395,6 @@ class SimNode:
         from nav_msgs.msg import Odometry
 
         from wamdiff2_ros.msg import DrivingCommand
-        from wamdiff2_ros.ros.msg_utils import fill_stamp
 
         stamp = self.stamp()
         v = self.vehicle
@@ -423,9 +419,6 @@ class SimNode:
 
     def publish_frame(self) -> None:
         from sensor_msgs.msg import CompressedImage, Image
-
-        from wamdiff2_ros.ros.image_conversion import rgb_to_compressed, rgb_to_image
-        from wamdiff2_ros.ros.msg_utils import fill_stamp
 
         stamp = self.stamp()
         size = (int(self.p["image_width"]), int(self.p["image_height"]))
@@ -466,8 +459,6 @@ class SimNode:
     def publish_status(self, final: bool = False) -> None:
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-        from wamdiff2_ros.ros.msg_utils import fill_stamp
-
         values = self.status()
         level = DiagnosticStatus.WARN if self.collision_events else DiagnosticStatus.OK
         status = DiagnosticStatus(name="wamdiff2_ros: sim_node", hardware_id="synthetic_world", level=level,
@@ -483,8 +474,6 @@ class SimNode:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from wamdiff2_ros.ros.node_main import run_node
-
     return run_node("sim_node", SimNode, argv)
 
 

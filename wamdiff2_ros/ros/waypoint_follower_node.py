@@ -39,7 +39,12 @@ from wamdiff2_ros.control import (
     to_frame,
 )
 from wamdiff2_ros.geometry import yaw_from_quaternion as yaw_from_wxyz
-from wamdiff2_ros.ros.params import in_range, one_of, spec
+from wamdiff2_ros.ros.msg_utils import stamp_to_ns
+from wamdiff2_ros.ros.node_main import run_node
+from wamdiff2_ros.ros.params import ParameterError, declare, in_range, one_of, spec
+
+# The message classes (wamdiff2_ros.msg is built by colcon) are imported in the methods
+# that use them: they exist only in a ROS install, and this module imports without.
 
 OUTPUTS = {
     "twist": ("geometry_msgs", "Twist"),
@@ -80,8 +85,6 @@ def yaw_from_quaternion(q) -> float:
 
 def output_message_class(output: str):
     """The message class of an ``output`` kind; ParameterError naming the package when it is missing."""
-    from wamdiff2_ros.ros.params import ParameterError
-
     package, name = OUTPUTS[output]
     try:
         return getattr(importlib.import_module(f"{package}.msg"), name)
@@ -97,7 +100,6 @@ class WaypointFollower:
         from nav_msgs.msg import Odometry
 
         from wamdiff2_ros.msg import Trajectory
-        from wamdiff2_ros.ros.params import declare
 
         self.node = node
         self.p = declare(node, PARAMS)
@@ -121,8 +123,6 @@ class WaypointFollower:
                                f"{self.p['output']} ({self.msg_class.__module__}.{self.msg_class.__name__})")
 
     def on_odometry(self, msg) -> None:
-        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
-
         p = msg.pose.pose
         values = (p.position.x, p.position.y, msg.twist.twist.linear.x, p.orientation.z, p.orientation.w)
         if not all(math.isfinite(v) for v in values):
@@ -138,8 +138,6 @@ class WaypointFollower:
         return best[1], best[2], best[3]
 
     def on_trajectory(self, msg) -> None:
-        from wamdiff2_ros.ros.msg_utils import stamp_to_ns
-
         if not msg.valid and not self.p["follow_fallback"]:
             return
         xy = np.array([[w.x, w.y] for w in msg.waypoints], dtype=float).reshape(-1, 2)
@@ -205,8 +203,6 @@ class WaypointFollower:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from wamdiff2_ros.ros.node_main import run_node
-
     return run_node("waypoint_follower_node", WaypointFollower, argv)
 
 

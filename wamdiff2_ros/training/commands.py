@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from wamdiff2_ros.training.config import TrainConfigError, load_config
+from wamdiff2_ros.training.engine import train
 
 _STAGE_OF = {"ar": "ar", "adapt": "adapt", "distill_block": "distill_block", "distill_model": "distill_model"}
 
@@ -18,8 +19,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(name: str, args: argparse.Namespace) -> int:
-    from wamdiff2_ros.training.engine import train
-
     try:
         cfg = load_config(args.config, list(args.overrides))
     except TrainConfigError as exc:

@@ -27,6 +27,16 @@ from typing import Any
 import numpy as np
 import torch
 
+from wamdiff2_ros.data.tokenized import TokenizedDataset, prompt_of, trajectory_of
+from wamdiff2_ros.decoding import generate
+from wamdiff2_ros.decoding.config import DecodeConfig
+from wamdiff2_ros.evaluation.planning import l2_metrics
+from wamdiff2_ros.model import codecs
+from wamdiff2_ros.model.inputs import encode_response
+from wamdiff2_ros.model.loader import ModelLoadError, load_model
+from wamdiff2_ros.training.config import TrainConfigError, load_config
+from wamdiff2_ros.training.dataset import cache_dir_for
+
 TARGETS_VERSION = 1
 
 
@@ -39,12 +49,6 @@ def teacher_answers(teacher: Any, rows: Sequence[dict[str, Any]], tasks: Sequenc
                     max_new_tokens: int = 192, progress: bool = True) -> dict[str, Any]:
     """Greedy teacher answers for the ``tasks`` rows; only parsed, finished answers are kept."""
     from tqdm import tqdm
-
-    from wamdiff2_ros.data.tokenized import prompt_of, trajectory_of
-    from wamdiff2_ros.decoding import generate
-    from wamdiff2_ros.decoding.config import DecodeConfig
-    from wamdiff2_ros.evaluation.planning import l2_metrics
-    from wamdiff2_ros.model import codecs
 
     config = DecodeConfig(block_size=block_size, max_new_tokens=max_new_tokens, engine="fast",
                           device="cpu", dtype=str(next(teacher.model.parameters()).dtype).removeprefix("torch."))
@@ -92,8 +96,6 @@ def load_targets(path: str | Path) -> dict[str, str]:
 
 def apply_targets(rows: list[dict[str, Any]], answers: dict[str, str], vla: Any) -> int:
     """Replace the answer (and ``response_ids``) of every row named in ``answers``; returns how many."""
-    from wamdiff2_ros.model.inputs import encode_response
-
     replaced = 0
     for row in rows:
         text = answers.get(target_key(row))
@@ -117,11 +119,6 @@ def relabel_arguments(parser: argparse.ArgumentParser) -> None:
 
 def relabel(args: argparse.Namespace) -> int:
     """Write the teacher's answers to the training prompts (sequence-level distillation targets)."""
-    from wamdiff2_ros.data.tokenized import TokenizedDataset
-    from wamdiff2_ros.model.loader import ModelLoadError, load_model
-    from wamdiff2_ros.training.config import TrainConfigError, load_config
-    from wamdiff2_ros.training.dataset import cache_dir_for
-
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     try:
         cfg = load_config(args.config, list(args.overrides))

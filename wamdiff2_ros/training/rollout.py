@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from wamdiff2_ros.decoding import DecodeConfig, generate
+
 
 def unwrap(vla: Any) -> Any:
     """``vla`` with its model taken out of DistributedDataParallel (decoding runs on the bare module)."""
@@ -47,8 +49,6 @@ def student_rollout(
     The model is put in eval mode for the decode (no gradients) and back in its
     previous mode after. Prompts are the cached training prompts (``build_inputs`` keys).
     """
-    from wamdiff2_ros.decoding import DecodeConfig, generate
-
     student = unwrap(vla)
     if student.block_size != block_size:
         student = student.with_block_size(block_size)

@@ -8,12 +8,12 @@ from typing import Any
 
 import torch
 
+from wamdiff2_ros.training.config import load_config
+from wamdiff2_ros.training.engine import train
+
 
 def ddp_worker(rank: int, world_size: int, port: int, config: dict[str, Any], out_dir: str) -> None:
     """Train one rank of ``config`` and write its final parameters to ``out_dir/rank{rank}.pt``."""
-    from wamdiff2_ros.training.config import load_config
-    from wamdiff2_ros.training.engine import train
-
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world_size),
                       LOCAL_RANK=str(rank))
     torch.set_num_threads(1)

@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from wamdiff2_ros.agent import EgoMotion, constant_velocity_trajectory
+from wamdiff2_ros.agent import DrivingAgent, EgoMotion, constant_velocity_trajectory
+from wamdiff2_ros.decoding.config import DecodeConfig
+from wamdiff2_ros.model.checkpoints import default_checkpoint
 
 BASELINES = ("autopilot", "constant-velocity", "standstill")
 SHIPPED = {"ar": "wamdiff2-tiny-ar", "student": "wamdiff2-tiny-b32"}
@@ -92,8 +94,7 @@ class ModelPolicy:
     def __init__(self, path: str | Path, *, block_size: int | None = None, confidence_threshold: float = 0.9,
                  max_new_tokens: int = 128, engine: str = "fast", device: str = "cpu",
                  cameras: tuple[str, ...] = ("CAM_F0",)) -> None:
-        from wamdiff2_ros.agent import DrivingAgent
-        from wamdiff2_ros.decoding.config import DecodeConfig
+        # in the function: it imports torch, which the scripted policies (and this module's importers) do without
         from wamdiff2_ros.model.loader import load_model
 
         self.vla = load_model(str(path), device=device)
@@ -131,8 +132,6 @@ def make_policy(spec: PolicySpec) -> Any:
 def policy_specs(baselines: list[str], models: list[str], model_options: dict[str, Any] | None = None) -> list[PolicySpec]:
     """Policies from baseline names (``autopilot``, ``constant-velocity``, ``standstill``, ``ar``, ``student``)
     and ``NAME=DIR`` model arguments; names must be unique and directories must hold a config.json."""
-    from wamdiff2_ros.model.checkpoints import default_checkpoint
-
     options = tuple(sorted((model_options or {}).items()))
     out: list[PolicySpec] = []
     for name in baselines:
