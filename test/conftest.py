@@ -131,3 +131,18 @@ def random_models(synth_root, tmp_path_factory):
     vla.with_block_size(4).save(root / "b4")
     samples = pick(heldout_rows(vla, synth_root, root / "cache"), 1)
     return root, vla, samples
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    """The shipped student (checkpoints/wamdiff2-tiny-b32), loaded once per module, one torch thread."""
+    import torch
+
+    from wamdiff2_ros.model.checkpoints import default_checkpoint
+    from wamdiff2_ros.model.loader import load_model
+
+    path = default_checkpoint()
+    if path is None:
+        pytest.fail("the shipped checkpoint checkpoints/wamdiff2-tiny-b32 is missing")
+    torch.set_num_threads(1)
+    return load_model(path)

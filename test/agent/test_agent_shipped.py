@@ -13,20 +13,6 @@ from wamdiff2_ros.decoding.config import DecodeConfig
 from wamdiff2_ros.model.cameras import NAVSIM_CAMERAS
 
 
-@pytest.fixture(scope="module")
-def shipped():
-    import torch
-
-    from wamdiff2_ros.model.checkpoints import default_checkpoint
-    from wamdiff2_ros.model.loader import load_model
-
-    path = default_checkpoint()
-    if path is None:
-        pytest.fail("the shipped checkpoint checkpoints/wamdiff2-tiny-b32 is missing")
-    torch.set_num_threads(1)
-    return load_model(path)
-
-
 @pytest.mark.parametrize("num_cameras", [1, 8])
 def test_shared_prefix_agent_equals_reference_on_trained_student(shipped, num_cameras):
     from wamdiff2_ros.data.world import World

@@ -6,13 +6,6 @@ test/conftest.py's, shared with the training tests.
 
 from __future__ import annotations
 
-import pytest
-import torch
+from helpers_torch import one_thread as _one_thread  # noqa: F401 - autouse: one torch thread per test
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)

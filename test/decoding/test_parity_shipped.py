@@ -5,20 +5,6 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture(scope="module")
-def shipped():
-    import torch
-
-    from wamdiff2_ros.model.checkpoints import default_checkpoint
-    from wamdiff2_ros.model.loader import load_model
-
-    path = default_checkpoint()
-    if path is None:
-        pytest.fail("the shipped checkpoint checkpoints/wamdiff2-tiny-b32 is missing")
-    torch.set_num_threads(1)
-    return load_model(path)
-
-
 @pytest.mark.parametrize("block_size", [1, 8, 32])
 def test_fast_equals_reference_on_trained_student(shipped, block_size):
     from wamdiff2_ros.bench.workload import driving_questions

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers_torch import one_thread as _one_thread  # noqa: F401 - autouse: one torch thread per test
 
 from wamdiff2_ros.model import prompts
 from wamdiff2_ros.model.inputs import build_inputs, chat_prompt
@@ -16,12 +17,6 @@ FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "reference_planning_p
 SHIPPED = Path(__file__).resolve().parents[2] / "checkpoints" / "wamdiff2-tiny-b32"
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def _reference_question() -> str:

@@ -7,7 +7,7 @@ test/conftest.py's, shared with the benchmark tests.
 from __future__ import annotations
 
 import pytest
-import torch
+from helpers_torch import one_thread as _one_thread  # noqa: F401 - autouse: one torch thread per test
 
 from wamdiff2_ros.training.config import load_config
 
@@ -33,9 +33,3 @@ def make_config(synth_root, cache_dir):
     return make
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)

@@ -16,7 +16,6 @@ The per-sample scorer of the paper table is :mod:`wamdiff2_ros.evaluation.heldou
 
 from __future__ import annotations
 
-import fcntl
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from wamdiff2_ros.evaluation.detection import ImageBox, coco_map
 from wamdiff2_ros.evaluation.heldout import fallback_plan
 from wamdiff2_ros.evaluation.planning import l2_metrics
 from wamdiff2_ros.evaluation.qa import exact_match
+from wamdiff2_ros.evaluation.run_records import update_json_store
 from wamdiff2_ros.model.loader import load_model
 
 
@@ -139,15 +139,5 @@ def speed_comparison(checkpoints: dict[str, tuple[str, int]], samples: list[dict
 
 
 def update_store(store: Path, update: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """Read-modify-write ``results.json`` under an exclusive lock (parallel scorers share one file)."""
-    store.parent.mkdir(parents=True, exist_ok=True)
-    with open(store, "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        f.seek(0)
-        text = f.read()
-        results = json.loads(text) if text.strip() else {}
-        update(results)
-        f.seek(0)
-        f.truncate()
-        f.write(json.dumps(results, indent=2) + "\n")
-    return results
+    """Read-modify-write ``results.json`` under an exclusive lock (indented JSON)."""
+    return update_json_store(store, update, lambda results: json.dumps(results, indent=2) + "\n")

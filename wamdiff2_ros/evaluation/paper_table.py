@@ -36,6 +36,7 @@ from wamdiff2_ros.evaluation.baselines import PRIOR_RADIUS_M, majority_answers, 
 from wamdiff2_ros.evaluation.compute import run_compute
 from wamdiff2_ros.evaluation.detection import BEV_THRESHOLDS_M, BevBox, ImageBox, bev_center_distance_map, coco_map
 from wamdiff2_ros.evaluation.planning import HORIZONS_S, l2_metrics
+from wamdiff2_ros.evaluation.run_records import update_json_store
 from wamdiff2_ros.evaluation.stats import paired_bootstrap
 
 REGISTRY = Path("docs/runs/paper.yaml")
@@ -567,19 +568,7 @@ def _notes(
 
 def update_store(store: Path, update: Any) -> dict[str, Any]:
     """Read-modify-write the JSON store under an exclusive lock; returns the new contents."""
-    import fcntl
-
-    store.parent.mkdir(parents=True, exist_ok=True)
-    with open(store, "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        f.seek(0)
-        text = f.read()
-        results = json.loads(text) if text.strip() else {}
-        update(results)
-        f.seek(0)
-        f.truncate()
-        f.write(dumps(results))
-    return results
+    return update_json_store(store, update, dumps)
 
 
 def dumps(results: dict[str, Any]) -> str:

@@ -12,10 +12,12 @@ to every ``LOG_STRIDE``-th row) and :func:`run_file` reads a run's file from
 from __future__ import annotations
 
 import csv
+import fcntl
 import json
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 ARCHIVE = Path(__file__).resolve().parents[2] / "docs" / "runs"
 LOG_FILE = "train_log.csv"
@@ -100,3 +102,23 @@ def targets_info(path: str | Path, archive: Path | None = None) -> dict:
             info.pop("answers", None)
             return info
     return {}
+
+
+def update_json_store(store: Path, update: Callable[[dict[str, Any]], None],
+                      dumps: Callable[[dict[str, Any]], str]) -> dict[str, Any]:
+    """Read-modify-write a JSON store under an exclusive lock (parallel scorers share one file).
+
+    ``update`` changes the contents in place; ``dumps`` writes them back as text.
+    Returns the new contents.
+    """
+    store.parent.mkdir(parents=True, exist_ok=True)
+    with open(store, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        text = f.read()
+        results = json.loads(text) if text.strip() else {}
+        update(results)
+        f.seek(0)
+        f.truncate()
+        f.write(dumps(results))
+    return results
