@@ -13,7 +13,7 @@
 # Every choice (checkpoint, threshold, variant) is made on the validation split; the test split is scored once,
 # by the results command, at the end. Usage: tools/paper_recipe.sh PHASE [PHASE...] | all
 #   env: PY (python), RUNS (runs/paper), DATA (runs/data), NPROC (torchrun processes, 1: none),
-#        SMOKE=1 (every stage a couple of steps on a tiny data set: checks the commands, not the models)
+#        AR_EQUAL_STEPS (see ar_equal_compute), SMOKE=1 (every stage a couple of steps on a tiny data set: checks the commands, not the models)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -90,9 +90,13 @@ stage3() { train distill-model distill_model.yaml tiny-b32-s3 tiny-b32-s2 mid-b3
 
 ar_equal_compute() {  # continue tiny-ar (a copy) until its compute >= the student's own lineage (Stage III's teacher
   # forward passes included; the teacher's own training, mid-*, is reported in its row, not added here)
-  local steps
-  steps=$("$PY" -m wamdiff2_ros.evaluation.compute --runs "$RUNS" --baseline tiny-ar \
-          --lineage tiny-ar tiny-b4 tiny-b8 tiny-b16 tiny-b32 tiny-b32-s2 tiny-b32-s3)
+  # AR_EQUAL_STEPS=N sets the continuation up front (when it runs beside Stage III, whose compute is not known yet);
+  # the paper table then shows both compute columns, and says when the baseline got less than the student
+  local steps=${AR_EQUAL_STEPS:-}
+  if [ -z "$steps" ]; then
+    steps=$("$PY" -m wamdiff2_ros.evaluation.compute --runs "$RUNS" --baseline tiny-ar \
+            --lineage tiny-ar tiny-b4 tiny-b8 tiny-b16 tiny-b32 tiny-b32-s2 tiny-b32-s3)
+  fi
   echo "AR baseline: continued by $steps steps (to the compute of the student's own lineage)"
   train ar ar.yaml tiny-ar-equal tiny-ar "" "steps=$steps"
 }

@@ -1,12 +1,16 @@
-"""docs/RESULTS.md and the shipped model cards, from the scores store and the records alone (no model, no runs/).
+"""docs/RESULTS.md and the shipped model cards, from the scores stores and the records alone (no model, no runs/).
 
-The page is ``docs/templates/results.md`` filled with the tables of ``docs/results.json``
+The page is ``docs/templates/results.md`` filled with the paper table (the test and validation
+splits of ``docs/results_paper.json``, rows in ``docs/runs/paper.yaml``), then the earlier
+ladder: the tables of ``docs/results.json``
 (the held-out table, the interleaved speed tables, the issue's targets, the every-sample
 final comparison), the closed-loop section (``docs/closed_loop/closed_loop.json``), the
 training table (the runs' records, ``docs/runs/``) and the plots under ``docs/images``.
-Which rows, runs, plots and cards: ``docs/runs/index.yaml``. Scoring the rows is
-:mod:`wamdiff2_ros.evaluation.ladder_eval`. Rebuild the page and both cards, byte for byte
-what the store and the records give::
+Which ladder rows, runs and plots: ``docs/runs/index.yaml``; the shipped cards are the paper
+rows under ``shipped:`` in ``docs/runs/paper.yaml`` (:mod:`~wamdiff2_ros.evaluation.paper_card`)
+plus any ladder card of the index. Scoring: :mod:`~wamdiff2_ros.evaluation.paper_table` and
+:mod:`~wamdiff2_ros.evaluation.ladder_eval`. Rebuild the page and the cards, byte for byte
+what the stores and the records give::
 
     python -m wamdiff2_ros.evaluation.ladder_report          # --out DIR writes DIR/docs/..., DIR/checkpoints/...
 """
@@ -20,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from wamdiff2_ros.evaluation import ladder_cards
+from wamdiff2_ros.evaluation import ladder_cards, paper_card, paper_table
 from wamdiff2_ros.evaluation.closed_loop import report as closed_loop_report
 from wamdiff2_ros.evaluation.ladder_index import INDEX, LadderIndex, load_index
 from wamdiff2_ros.evaluation.loss_curves import plot_ladder, pyplot
@@ -28,6 +32,8 @@ from wamdiff2_ros.evaluation.markdown_template import fill, read_template
 from wamdiff2_ros.evaluation.run_records import ARCHIVE, LOG_FILE, read_json, read_log, run_file
 
 REPO = ARCHIVE.parents[1]
+PAPER_STORE = REPO / "docs" / "results_paper.json"
+PAPER_SPLITS = ("test", "val")  # the headline split first, then the one every choice was made on
 FINAL = "_final"  # rows scored again on every held-out sample, timed together: the targets' footing
 
 
@@ -210,8 +216,23 @@ def _closed_loop_section(folder: Path) -> list[str]:
     return [*closed_loop_report.summary_lines(data, level=2, plots=f"[{folder.name}/report.md]({folder.name}/report.md)"), ""]
 
 
+def _paper_section(paper: dict[str, Any] | None) -> list[str]:
+    """The paper table of every split the paper store holds (test first), or a line saying it is not scored."""
+    if not paper:
+        return []
+    store, registry = paper["store"], paper["registry"]
+    text = []
+    for split in PAPER_SPLITS:
+        if split in store:
+            text += [paper_table.markdown(store, registry, split).rstrip("\n"), ""]
+    if not text:
+        text = ["Not scored yet.", ""]
+    return text
+
+
 def render_results(results: dict[str, Any], runs: Path, docs: Path, limit: int, images: Path,
-                   archive: Path | None = None, index: LadderIndex | None = None) -> str:
+                   archive: Path | None = None, index: LadderIndex | None = None,
+                   paper: dict[str, Any] | None = None) -> str:
     """The text of RESULTS.md in folder ``docs`` (its links and closed-loop section are relative to that folder)."""
     index = index or load_index()
 
@@ -237,6 +258,7 @@ def render_results(results: dict[str, Any], runs: Path, docs: Path, limit: int, 
     return fill(read_template("results.md"), {
         "limit": str(limit), "held_out_table": markdown_table(results, index), "speed": speed,
         "constant_velocity": constant_velocity, "targets": targets, "final": _final_section(results, index),
+        "paper": _paper_section(paper),
         "closed_loop": _closed_loop_section(docs / "closed_loop"), "stage_table": _stage_table(runs, index, archive),
         "images": figures,
     })
@@ -251,16 +273,27 @@ def write_markdown(results: dict[str, Any], runs: Path, path: Path, limit: int, 
 
 
 def render_cards(results: dict[str, Any], runs: Path, archive: Path | None = None,
-                 index: LadderIndex | None = None) -> dict[str, str]:
-    """``{checkpoint name: README.md text}`` of every card in the index."""
+                 index: LadderIndex | None = None, paper: dict[str, Any] | None = None) -> dict[str, str]:
+    """``{checkpoint name: README.md text}`` of every ladder card in the index and every shipped paper row."""
     index = index or load_index()
     scores = scores_by_row(results)
-    return {c.name: ladder_cards.card(c.name, c.run, runs, scores.get(c.row), ladder_cards.description(index, c),
-                                      index, archive) for c in index.cards}
+    cards = {c.name: ladder_cards.card(c.name, c.run, runs, scores.get(c.row), ladder_cards.description(index, c),
+                                       index, archive) for c in index.cards}
+    if paper:
+        registry = paper["registry"]
+        for ship in registry.get("shipped") or []:
+            cards[ship["name"]] = paper_card.card(ship["name"], paper_table.row_of(registry, ship["row"]), registry,
+                                                  paper["runs"], paper["store"], ship["split"])
+    return cards
+
+
+def load_paper(store: Path, registry: Path, runs: Path) -> dict[str, Any]:
+    """What the paper section and the paper cards read: the store, the rows and where the run records are."""
+    return {"store": paper_table.read_store(store), "registry": paper_table.load_registry(registry), "runs": runs}
 
 
 def rebuild(store: Path, out: Path, *, index: LadderIndex, docs: Path, archive: Path, runs: Path | None = None,
-            limit: int | None = None) -> list[Path]:
+            limit: int | None = None, paper: dict[str, Any] | None = None) -> list[Path]:
     """Write ``out/docs/RESULTS.md`` and ``out/checkpoints/<name>/README.md`` from the store and the records.
 
     ``docs``: the repository's docs folder (images, closed-loop results); records are read from ``runs``
@@ -271,9 +304,9 @@ def rebuild(store: Path, out: Path, *, index: LadderIndex, docs: Path, archive: 
     page = out / "docs" / "RESULTS.md"
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(render_results(results, runs, docs, index.limit if limit is None else limit, docs / "images",
-                                   archive, index))
+                                   archive, index, paper))
     written = [page]
-    for name, text in render_cards(results, runs, archive, index).items():
+    for name, text in render_cards(results, runs, archive, index, paper).items():
         path = out / "checkpoints" / name / "README.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -290,9 +323,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", default=None, help="read records from this runs folder first (default: the archive only)")
     parser.add_argument("--limit", type=int, default=None, help="samples per task of the held-out table (default: the index's)")
     parser.add_argument("--out", default=str(REPO), help="write DIR/docs/RESULTS.md and DIR/checkpoints/<card>/README.md")
+    parser.add_argument("--paper-store", default=str(PAPER_STORE), help="the paper table's per-sample records")
+    parser.add_argument("--paper-registry", default=str(REPO / paper_table.REGISTRY), help="the paper table's rows")
+    parser.add_argument("--paper-runs", default=None,
+                        help="read the paper runs' records from this folder first (default: their archive only)")
     args = parser.parse_args(argv)
+    paper_runs = Path(args.paper_runs) if args.paper_runs else REPO / paper_card.ARCHIVE
+    paper = load_paper(Path(args.paper_store), Path(args.paper_registry), paper_runs)
     written = rebuild(Path(args.store), Path(args.out), index=load_index(args.index), docs=REPO / "docs",
-                      archive=Path(args.archive), runs=Path(args.runs) if args.runs else None, limit=args.limit)
+                      archive=Path(args.archive), runs=Path(args.runs) if args.runs else None, limit=args.limit,
+                      paper=paper)
     for path in written:
         print(path)
     return 0

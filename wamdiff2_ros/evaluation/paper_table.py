@@ -64,7 +64,20 @@ def load_registry(path: str | Path = REGISTRY) -> dict[str, Any]:
         if row["key"] in keys:
             raise ValueError(f"{path}: row key {row['key']!r} appears twice")
         keys.add(row["key"])
-    return {"prior": data.get("prior") or {}, "rows": rows}
+    shipped = data.get("shipped") or []
+    for i, ship in enumerate(shipped):
+        missing = [f for f in ("row", "name", "split") if f not in ship]
+        if missing or ship["row"] not in keys:
+            raise ValueError(f"{path}: shipped entry {i} " + (f"has no {missing}" if missing else f"names no row ({ship['row']!r})"))
+    return {"prior": data.get("prior") or {}, "rows": rows, "shipped": shipped}
+
+
+def row_of(registry: dict[str, Any], key: str) -> dict[str, Any]:
+    """The registry's row ``key`` (KeyError when there is none)."""
+    for row in registry["rows"]:
+        if row["key"] == key:
+            return row
+    raise KeyError(f"no row {key!r} in the paper registry")
 
 
 def registry_runs(registry: dict[str, Any]) -> list[str]:

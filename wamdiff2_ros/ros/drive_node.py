@@ -392,27 +392,27 @@ class DriveNode:
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), int(self.p["scene_thread_nice"]))
             except (AttributeError, OSError) as exc:
                 self.log.warning(f"scene_thread_nice not applied: {exc}")
-        done_seq = dict.fromkeys(tasks, 0)  # the newest frame set each task has decoded
+        done_seq = dict.fromkeys(tasks, 0)  # the newest frame set each task has decoded or passed over
         while True:
             with self.lock:
                 if self.stopping:
                     return
-                newest = self.newest.seq if self.newest is not None else 0
+                job = self.newest
             rates = {t: self.rate_hz(t) for t in tasks}
-            fresh = [t for t in tasks if rates[t] > 0 and newest > done_seq[t]]
-            now, wall = self.now_ns(), time.monotonic_ns()
-            due = [t for t in fresh if gates[t].due(rates[t], now, wall)]
+            fresh = [t for t in tasks if job is not None and rates[t] > 0 and job.seq > done_seq[t]]
+            # judged on the set's stamp: too soon after the task's last set, the task passes over it for a later one
+            due = [t for t in fresh if gates[t].due(rates[t], job.frames.stamp_ns)]
+            for t in fresh:
+                done_seq[t] = job.seq
             if not due:
-                with self.lock:  # woken by a new frame set; polls while a fresh set waits for its rate
-                    if not self.stopping and (self.newest is None or self.newest.seq == newest):
-                        self.wakeup.wait(timeout=min(gates[t].wait_s(rates[t], now) for t in fresh) if fresh else 0.5)
+                with self.lock:  # woken by a new frame set (or, to see changed rates, after half a second)
+                    if not self.stopping and self.newest is job:
+                        self.wakeup.wait(timeout=0.5)
                 continue
             with self.lock:
-                job = self.newest  # the newest at this instant (newer sets may have come meanwhile)
                 job.taken = True
             for t in due:
-                done_seq[t] = job.seq
-                gates[t].start(now, wall)
+                gates[t].start(rates[t], job.frames.stamp_ns)
             try:
                 self.decode(job, due)
             except Exception as exc:  # keep serving; report on diagnostics

@@ -1,10 +1,14 @@
 """Per-task pacing and latency book-keeping for drive_node (pure Python, no rclpy).
 
-:class:`RateGate` says when a task may start again: one period (1 / rate) after its
-last start on the node's clock. A clock that jumps back, or stands still for a whole
-period of wall time (a paused or finished replay), holds nothing up: a waiting frame
-set is a real frame. :class:`TaskBook` keeps each task's recent latencies and output
-times for /diagnostics.
+:class:`RateGate` says whether a task runs on a frame set, judged on the frame sets' own
+stamps (sensor time), not on when a worker happens to be free: each run takes a slot on a
+grid one period apart, and a set is due when its stamp is at most half a period before the
+next slot. At equal camera and task rates every set is therefore due, whatever the wake-up
+latency of the worker; at a faster camera the average rate is the task's, exactly. (A gate on
+the time of the last start lets each wake-up latency push the next start later, so at equal
+rates the plan's wait grew to most of a period before a set was dropped and the phase reset.)
+Stamps that go back (a replay restarted) start a new grid. :class:`TaskBook` keeps each
+task's recent latencies and output times for /diagnostics.
 """
 
 from __future__ import annotations
@@ -14,39 +18,36 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+#: a frame set this fraction of a period before the next slot is still due (camera jitter, a faster camera)
+EARLY_FRACTION = 0.5
+
 
 @dataclass
 class RateGate:
-    """When one task may start again; times are integer nanoseconds."""
+    """Whether one task runs on a frame set; stamps are integer nanoseconds of sensor time."""
 
-    last_start_ns: int | None = None
-    _seen_ns: int | None = None
-    _seen_wall_ns: int = 0
+    slot_ns: int | None = None  # the grid slot of the last run
+    last_stamp_ns: int | None = None
 
-    def due(self, rate_hz: float, now_ns: int, wall_ns: int) -> bool:
-        """True when the task may start now (never for a rate of 0: the task is off)."""
+    def _fresh_grid(self, stamp_ns: int) -> bool:
+        return self.slot_ns is None or self.last_stamp_ns is None or stamp_ns < self.last_stamp_ns
+
+    def due(self, rate_hz: float, stamp_ns: int) -> bool:
+        """True when the task runs on the set stamped ``stamp_ns`` (never for a rate of 0: the task is off)."""
         if rate_hz <= 0:
             return False
-        if self.last_start_ns is None:
+        if self._fresh_grid(stamp_ns):
             return True
-        period_ns = int(1e9 / rate_hz)
-        if now_ns < self.last_start_ns or now_ns >= self.last_start_ns + period_ns:
-            return True
-        if now_ns != self._seen_ns:
-            self._seen_ns, self._seen_wall_ns = now_ns, wall_ns
-            return False
-        return wall_ns - self._seen_wall_ns > period_ns  # the clock stood still for a period
+        period_ns = 1e9 / rate_hz
+        return stamp_ns >= self.slot_ns + period_ns * (1.0 - EARLY_FRACTION)
 
-    def wait_s(self, rate_hz: float, now_ns: int) -> float:
-        """Seconds until the period ends on the node's clock (a short poll step at most 10 ms)."""
-        if rate_hz <= 0 or self.last_start_ns is None:
-            return 0.01
-        left = (self.last_start_ns + int(1e9 / rate_hz) - now_ns) / 1e9
-        return min(0.01, max(0.001, left))
-
-    def start(self, now_ns: int, wall_ns: int) -> None:
-        self.last_start_ns = now_ns
-        self._seen_ns, self._seen_wall_ns = now_ns, wall_ns
+    def start(self, rate_hz: float, stamp_ns: int) -> None:
+        """The task runs on the set stamped ``stamp_ns``: it takes the next slot (or the stamp, when later)."""
+        if self._fresh_grid(stamp_ns) or rate_hz <= 0:
+            self.slot_ns = stamp_ns
+        else:
+            self.slot_ns = max(int(self.slot_ns + 1e9 / rate_hz), stamp_ns)
+        self.last_stamp_ns = stamp_ns
 
 
 #: where an output's latency goes: the set waits for a worker (and the task's rate), is prepared (images

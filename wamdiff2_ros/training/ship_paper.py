@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from wamdiff2_ros.evaluation import paper_card
-from wamdiff2_ros.evaluation.paper_table import load_registry, read_store
+from wamdiff2_ros.evaluation.paper_table import load_registry, read_store, row_of
 from wamdiff2_ros.evaluation.run_records import archive_runs
 from wamdiff2_ros.training.ship import copy_model
 
@@ -34,8 +34,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default="checkpoints")
     args = parser.parse_args(argv)
     registry = load_registry(args.registry)
-    row = next((r for r in registry["rows"] if r["key"] == args.row), None)
-    if row is None:
+    try:
+        row = row_of(registry, args.row)
+    except KeyError:
         print(f"error: no row {args.row!r} in {args.registry}", file=sys.stderr)
         return 2
     runs = Path(args.runs)
