@@ -101,7 +101,9 @@ ar_equal_compute() {  # continue tiny-ar (a copy) until its compute >= the stude
   train ar ar.yaml tiny-ar-equal tiny-ar "" "steps=$steps"
 }
 
-ablation() {
+ablation() { ablation_kd_cf; ablation_offpolicy; }
+
+ablation_kd_cf() {
   local targets="$RUNS/kd-targets-ar-equal.json"
   local relabel=(data.logs_dir="$DATA/synth-train" data.cache_dir="$RUNS/cache" output_dir="$RUNS/ablation-kd-cf")
   if [ "$SMOKE" = 1 ]; then relabel+=(data.max_scenes=2 data.max_pixels=1024); fi
@@ -112,11 +114,12 @@ ablation() {
     echo "smoke: the barely trained teacher kept no answer; the smoke run trains on the ground truth"; kd=()
   fi
   train adapt ablation_kd_cf.yaml ablation-kd-cf tiny-b32-s3 "" "${kd[@]}"
-  train distill-block distill_block_offpolicy.yaml tiny-b32-s2-offpolicy tiny-b32 tiny-b4
 }
 
+ablation_offpolicy() { train distill-block distill_block_offpolicy.yaml tiny-b32-s2-offpolicy tiny-b32 tiny-b4; }
+
 phases=("$@")
-if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|stage1|stage2|mid|stage3|ar-equal-compute|ablation|all ..." >&2; exit 2; fi
+if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|stage1|stage2|mid|stage3|ar-equal-compute|ablation[-kd-cf|-offpolicy]|all ..." >&2; exit 2; fi
 if [ "${phases[0]}" = all ]; then phases=(data ar stage1 stage2 mid stage3 ar-equal-compute ablation); fi
 for phase in "${phases[@]}"; do
   case "$phase" in
@@ -128,6 +131,8 @@ for phase in "${phases[@]}"; do
     stage3) stage3 ;;
     ar-equal-compute) ar_equal_compute ;;
     ablation) ablation ;;
+    ablation-kd-cf) ablation_kd_cf ;;
+    ablation-offpolicy) ablation_offpolicy ;;
     *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac
 done

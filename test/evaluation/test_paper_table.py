@@ -203,6 +203,13 @@ def test_markdown_marks_targets_and_is_deterministic():
     assert "**NOT met**" in bad["planning tokens/s >= 3x AR"]
     assert "**met**" in bad["parse rate >= AR - 0.02"]
     assert good == pt.markdown(json.loads(json.dumps(results_of(0.5, 25.0))), registry(), "test", bootstrap=500)
+    parity = "AR baseline's compute >= the student's whole lineage (samples and core-min)"
+    assert "**met**" in marks[parity] and "AR 3.2k samples, 40 core-min vs student 2.4k samples, 35" in marks[parity]
+    short = results_of(0.5, 25.0)
+    short["_compute"]["runs"]["b32"]["core_min"] = 31.0  # more core-minutes than the baseline's 40 in all
+    assert "**NOT met**" in _target_lines(pt.markdown(short, registry(), "test", bootstrap=500))[parity]
+    del short["_compute"]["runs"]["b32"]
+    assert "no record of b32" in _target_lines(pt.markdown(short, registry(), "test", bootstrap=500))[parity]
 
 
 def test_test_split_needs_final_and_is_scored_once(tmp_path, capsys):

@@ -417,6 +417,20 @@ def targets(
     return out
 
 
+def compute_parity(registry: dict[str, Any], computes: dict[str, Any]) -> tuple[str, bool | None, str]:
+    """The footing of the comparison: the AR baseline's lineage has at least the student's samples and core-min."""
+    name = "AR baseline's compute >= the student's whole lineage (samples and core-min)"
+    base_row, student_row = _row_by_flag(registry, "targets"), _row_by_flag(registry, "student")
+    if not base_row or not student_row:
+        return name, None, "no baseline or student row"
+    a, s = lineage_compute(base_row["lineage"], computes), lineage_compute(student_row["lineage"], computes)
+    if a["missing"] or s["missing"]:
+        return name, None, f"no record of {', '.join(a['missing'] + s['missing'])}"
+    ok = a["samples"] >= s["samples"] and a["core_min"] >= s["core_min"]
+    return name, ok, (f"AR {_count(a['samples'])} samples, {a['core_min']:.0f} core-min vs student"
+                      f" {_count(s['samples'])} samples, {s['core_min']:.0f} core-min")
+
+
 def _baselines_of(results: dict[str, Any], split: dict[str, Any]) -> dict[str, Any] | None:
     return split.get("_train_baselines") or results.get("_train_baselines")
 
@@ -517,7 +531,7 @@ def markdown(
             )
         )
     lines += ["", "### Targets (shipped student vs the equal-compute AR baseline)", ""]
-    for name, ok, numbers in targets(split, registry, aggregates, comparison):
+    for name, ok, numbers in [compute_parity(registry, computes), *targets(split, registry, aggregates, comparison)]:
         lines.append(f"- {name}: **{_mark(ok)}** ({numbers})")
     lines.append("")
     return "\n".join(lines)
