@@ -4,8 +4,11 @@
 #   ar            stage 0: the tiny autoregressive generalist (B=1), reference prompt format
 #   stage1        stage I: progressive block-wise adaptation B = 1 -> 4 -> 8 -> 16 -> 32, each from the last
 #   stage2        stage II: on-policy block-wise distillation, the B=16 model teaches the B=32 student (JSD only)
-#   mid           the Stage III teacher: the mid preset's own stage 0 and stage I (B = 1 -> 4 -> 8 -> 16 -> 32)
-#   stage3        stage III: model-wise distillation, mid B=32 -> tiny B=32 (same paradigm, block size, tokenizer)
+#   teacher       the Stage III teacher: tiny-deep (twice tiny's decoder layers) grown from the stage I B=32 model by
+#                 depth up-scaling (the same function at step 0), then trained further at B=32
+#   mid           the earlier teacher option: the mid preset's own stage 0 and stage I from scratch (at this budget it
+#                 stayed far behind the student: not in `all`)
+#   stage3        stage III: model-wise distillation, tiny-deep B=32 -> tiny B=32 (same paradigm, block size, tokenizer)
 #   ar-equal-compute  the AR baseline continued until it has had at least the student's whole lineage's compute
 #   ablation      OUR OWN ADDITIONS on top of the paper student, for the table's ablation rows (never the shipped
 #                 lineage): sequence-level KD on the AR baseline's answers + certainty forcing; and Stage II with the
@@ -86,10 +89,16 @@ mid() {
   train adapt mid_adapt_b32.yaml mid-b32 mid-b16 ""
 }
 
-stage3() { train distill-model distill_model.yaml tiny-b32-s3 tiny-b32-s2 mid-b32; }
+teacher_phase() {
+  echo "=== $(date +%T) upscale tiny-b32 -> $RUNS/deep-b32-init"
+  "$PY" -m wamdiff2_ros.training.upscale "$RUNS/tiny-b32" "$RUNS/deep-b32-init"
+  train adapt deep_adapt_b32.yaml deep-b32 deep-b32-init ""
+}
+
+stage3() { train distill-model distill_model.yaml tiny-b32-s3 tiny-b32-s2 deep-b32; }
 
 ar_equal_compute() {  # continue tiny-ar (a copy) until its compute >= the student's own lineage (Stage III's teacher
-  # forward passes included; the teacher's own training, mid-*, is reported in its row, not added here)
+  # forward passes included; the teacher's own training, deep-*, is reported in its row, not added here)
   # AR_EQUAL_STEPS=N sets the continuation up front (when it runs beside Stage III, whose compute is not known yet);
   # the paper table then shows both compute columns, and says when the baseline got less than the student
   local steps=${AR_EQUAL_STEPS:-}
@@ -119,14 +128,15 @@ ablation_kd_cf() {
 ablation_offpolicy() { train distill-block distill_block_offpolicy.yaml tiny-b32-s2-offpolicy tiny-b32 tiny-b4; }
 
 phases=("$@")
-if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|stage1|stage2|mid|stage3|ar-equal-compute|ablation[-kd-cf|-offpolicy]|all ..." >&2; exit 2; fi
-if [ "${phases[0]}" = all ]; then phases=(data ar stage1 stage2 mid stage3 ar-equal-compute ablation); fi
+if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|stage1|stage2|teacher|mid|stage3|ar-equal-compute|ablation[-kd-cf|-offpolicy]|all ..." >&2; exit 2; fi
+if [ "${phases[0]}" = all ]; then phases=(data ar stage1 stage2 teacher stage3 ar-equal-compute ablation); fi
 for phase in "${phases[@]}"; do
   case "$phase" in
     data) data ;;
     ar) ar ;;
     stage1) stage1 ;;
     stage2) stage2 ;;
+    teacher) teacher_phase ;;
     mid) mid ;;
     stage3) stage3 ;;
     ar-equal-compute) ar_equal_compute ;;

@@ -1,4 +1,4 @@
-"""The paper path's configs and recipe: Stage I 1->4->8->16->32 -> Stage II -> Stage III, the mid teacher, three splits."""
+"""The paper path's configs and recipe: Stage I 1->4->8->16->32 -> Stage II -> Stage III, the tiny-deep teacher, three splits."""
 
 from __future__ import annotations
 
@@ -28,10 +28,14 @@ def test_stage_i_ladder_chains_from_the_ar_model(prefix, preset):
 
 
 def test_stage_ii_and_iii_are_the_references():
-    b16, b32, mid32 = _cfg("adapt_b16"), _cfg("adapt_b32"), _cfg("mid_adapt_b32")
+    b16, b32, deep32 = _cfg("adapt_b16"), _cfg("adapt_b32"), _cfg("deep_adapt_b32")
     s2, s3 = _cfg("distill_block"), _cfg("distill_model")
-    assert (s2.init, s2.teacher, s2.block_size, s2.effective_teacher_block_size) == (b32.output_dir, b16.output_dir, 32, 16)
-    assert (s3.init, s3.teacher, s3.block_size) == (s2.output_dir, mid32.output_dir, 32)
+    assert (s2.init, s2.block_size, s2.effective_teacher_block_size) == (b32.output_dir, 32, 16)
+    assert s2.teacher in (b16.output_dir, b32.output_dir)  # the B=16 stage I model, or the B=32 one masked at B/2
+    assert (s3.init, s3.teacher, s3.block_size) == (s2.output_dir, deep32.output_dir, 32)
+    # the teacher: grown from the stage I B=32 tiny model, trained further at the student's block size
+    assert deep32.init == "runs/paper/deep-b32-init" and deep32.block_size == 32 and deep32.stage == "adapt"
+    assert 'upscale "$RUNS/tiny-b32" "$RUNS/deep-b32-init"' in RECIPE.read_text()
     for cfg in (s2, s3):  # on-policy every 2 steps, JSD only (the reference's kd_ratio 1.0)
         assert cfg.on_policy and cfg.rollout_every == 2 and cfg.diffusion_weight == 0 and cfg.jsd_weight == 1
 
@@ -49,7 +53,7 @@ def test_ablations_sit_on_top_of_the_paper_path():
 def test_recipe_phases():
     assert subprocess.run(["bash", "-n", str(RECIPE)]).returncode == 0
     text = RECIPE.read_text()
-    for phase in ("data", "ar", "stage1", "stage2", "mid", "stage3", "ar-equal-compute", "ablation"):
+    for phase in ("data", "ar", "stage1", "stage2", "teacher", "mid", "stage3", "ar-equal-compute", "ablation"):
         assert f"    {phase})" in text
     assert '("synth-train", 24, 60, 1), ("synth-val", 4, 40, 2), ("synth-test", 8, 40, 4)' in text  # disjoint seeds
     bad = subprocess.run(["bash", str(RECIPE), "nonsense"], capture_output=True, text=True)

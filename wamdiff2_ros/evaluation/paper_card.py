@@ -25,6 +25,7 @@ def config_of(run: str) -> tuple[str, str]:
     """``(train subcommand, config file under config/train/paper)`` of a run of tools/paper_recipe.sh."""
     prefix, _, rest = run.partition("-")
     fixed = {"tiny-ar": ("ar", "ar.yaml"), "tiny-ar-equal": ("ar", "ar.yaml"), "mid-ar": ("ar", "mid_ar.yaml"),
+             "deep-b32": ("adapt", "deep_adapt_b32.yaml"),
              "tiny-b32-s2": ("distill-block", "distill_block.yaml"),
              "tiny-b32-s3": ("distill-model", "distill_model.yaml"),
              "tiny-b32-s2-offpolicy": ("distill-block", "distill_block_offpolicy.yaml"),

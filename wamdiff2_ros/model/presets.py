@@ -72,6 +72,27 @@ PRESETS: dict[str, Preset] = {
         max_pixels=128 * 64,
         min_pixels=32 * 32,
     ),
+    # tiny twice as deep (8 decoder layers, the same widths and vision tower): the Stage III teacher, grown from a
+    # trained tiny model by depth up-scaling (training/upscale.py), since a wider preset trained from scratch here
+    # stays behind the student at any budget a session allows
+    "tiny-deep": Preset(
+        name="tiny-deep",
+        hidden_size=192,
+        num_hidden_layers=8,
+        num_attention_heads=3,
+        num_key_value_heads=1,
+        head_dim=64,
+        intermediate_size=512,
+        vision_depth=2,
+        vision_hidden_size=64,
+        vision_heads=2,
+        vision_intermediate_size=128,
+        patch_size=8,
+        deepstack_visual_indexes=(0,),
+        num_position_embeddings=256,
+        max_pixels=128 * 64,
+        min_pixels=32 * 32,
+    ),
     "mid": Preset(
         name="mid",
         hidden_size=256,
