@@ -65,11 +65,12 @@ for split, logs, frames, seed in splits:
 PYEOF
 }
 
-# stage 0 starts from the shipped AR generalist (checkpoints/wamdiff2-tiny-ar: 2300 steps on this train split in
-# the earlier prompt format, records in docs/runs/tiny-ar*) and moves it to the reference's prompt format: the
-# analogue of the paper starting from a pretrained Qwen3-VL. Its prior compute is shared by the AR baseline and
-# the student, and the report states it. AR_INIT=none trains from scratch instead.
-AR_INIT=${AR_INIT:-checkpoints/wamdiff2-tiny-ar}
+# stage 0 starts from the shipped AR generalist (checkpoints/wamdiff2-tiny-generalist: 2300 steps on this train
+# split in the earlier prompt format, records in docs/runs/tiny-ar*; it was checkpoints/wamdiff2-tiny-ar until the
+# paper path shipped) and moves it to the reference's prompt format: the analogue of the paper starting from a
+# pretrained Qwen3-VL. Its prior compute is shared by the AR baseline and the student, and the report states it.
+# AR_INIT=none trains from scratch instead.
+AR_INIT=${AR_INIT:-checkpoints/wamdiff2-tiny-generalist}
 ar() { if [ "$AR_INIT" = none ]; then train ar ar.yaml tiny-ar; else train ar ar.yaml tiny-ar "$AR_INIT" ""; fi; }
 
 stage1() {
@@ -110,7 +111,10 @@ ar_equal_compute() {  # continue tiny-ar (a copy) until its compute >= the stude
   train ar ar.yaml tiny-ar-equal tiny-ar "" "steps=$steps"
 }
 
-ablation() { ablation_kd_cf; ablation_offpolicy; }
+ablation() { ablation_kd_cf; ablation_offpolicy; stage2_t32; }
+
+# the Stage II teacher chosen against on the validation split: the B=32 stage I model itself, its mask at B/2
+stage2_t32() { train distill-block distill_block.yaml tiny-b32-s2-t32 tiny-b32 tiny-b32; }
 
 ablation_kd_cf() {
   local targets="$RUNS/kd-targets-ar-equal.json"
@@ -128,7 +132,7 @@ ablation_kd_cf() {
 ablation_offpolicy() { train distill-block distill_block_offpolicy.yaml tiny-b32-s2-offpolicy tiny-b32 tiny-b4; }
 
 phases=("$@")
-if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|stage1|stage2|teacher|mid|stage3|ar-equal-compute|ablation[-kd-cf|-offpolicy]|all ..." >&2; exit 2; fi
+if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|stage1|stage2|teacher|mid|stage3|ar-equal-compute|ablation[-kd-cf|-offpolicy]|stage2-t32|all ..." >&2; exit 2; fi
 if [ "${phases[0]}" = all ]; then phases=(data ar stage1 stage2 teacher stage3 ar-equal-compute ablation); fi
 for phase in "${phases[@]}"; do
   case "$phase" in
@@ -143,6 +147,7 @@ for phase in "${phases[@]}"; do
     ablation) ablation ;;
     ablation-kd-cf) ablation_kd_cf ;;
     ablation-offpolicy) ablation_offpolicy ;;
+    stage2-t32) stage2_t32 ;;
     *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac
 done

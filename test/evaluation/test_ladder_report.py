@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from wamdiff2_ros.evaluation import ladder_index
+from wamdiff2_ros.evaluation import ladder_index, paper_card
 from wamdiff2_ros.evaluation.ladder_index import load_index
 from wamdiff2_ros.evaluation.ladder_report import main
 from wamdiff2_ros.evaluation.markdown_template import fill
-from wamdiff2_ros.training import ship
+from wamdiff2_ros.evaluation.paper_table import load_registry, row_of
+from wamdiff2_ros.training import ship, ship_paper
 
 REPO = Path(__file__).resolve().parents[2]
-PAGES = ("docs/RESULTS.md", "checkpoints/wamdiff2-tiny-ar/README.md", "checkpoints/wamdiff2-tiny-b32/README.md")
+PAGES = ("docs/RESULTS.md", "checkpoints/wamdiff2-tiny-generalist/README.md", "checkpoints/wamdiff2-tiny-ar/README.md",
+         "checkpoints/wamdiff2-tiny-b32/README.md")
 
 
 def test_rebuild_gives_the_committed_page_and_cards(tmp_path):
@@ -23,7 +26,8 @@ def test_rebuild_gives_the_committed_page_and_cards(tmp_path):
         assert (tmp_path / page).read_bytes() == (REPO / page).read_bytes(), page
 
 
-def test_shipping_writes_the_same_cards(tmp_path):
+def test_shipping_writes_the_same_cards(tmp_path, monkeypatch):
+    """The ladder's cards from training.ship, the paper rows' from training.ship_paper: the committed bytes."""
     runs = tmp_path / "runs"
     index = load_index()
     for entry in index.cards:
@@ -31,7 +35,23 @@ def test_shipping_writes_the_same_cards(tmp_path):
         (runs / entry.run / "model.safetensors").write_bytes(b"weights")
     assert ship.main(["--runs", str(runs), "--results", str(REPO / "docs" / "results.json"),
                       "--out", str(tmp_path / "checkpoints")]) == 0
-    for page in PAGES[1:]:
+    registry = load_registry(REPO / "docs" / "runs" / "paper.yaml")
+    paper_runs = tmp_path / "paper-runs"
+    for entry in registry["shipped"]:  # records as the archive keeps them, weights made up
+        for run in {*row_of(registry, entry["row"])["lineage"], row_of(registry, entry["row"])["run"],
+                    *(row_of(registry, entry["row"]).get("teacher_lineage") or [])}:
+            shutil.copytree(REPO / paper_card.ARCHIVE / run, paper_runs / run, dirs_exist_ok=True)
+        (paper_runs / row_of(registry, entry["row"])["run"] / "model.safetensors").write_bytes(b"weights")
+    monkeypatch.setattr(paper_card, "ARCHIVE", tmp_path / "archive")
+    for entry in registry["shipped"]:
+        assert ship_paper.main(["--row", entry["row"], "--name", entry["name"], "--runs", str(paper_runs),
+                                "--registry", str(REPO / "docs" / "runs" / "paper.yaml"),
+                                "--store", str(REPO / "docs" / "results_paper.json"), "--split", entry["split"],
+                                "--out", str(tmp_path / "checkpoints")]) == 0
+    shipped = [f"checkpoints/{c.name}/README.md" for c in index.cards]
+    shipped += [f"checkpoints/{e['name']}/README.md" for e in registry["shipped"]]
+    assert sorted(shipped) == sorted(PAGES[1:])
+    for page in shipped:
         assert (tmp_path / page).read_bytes() == (REPO / page).read_bytes(), page
 
 

@@ -330,3 +330,14 @@ def test_score_end_to_end_records_and_report(tiny_runs, capsys):
         )
     assert report[0].read_bytes() == report[1].read_bytes()
     assert "| B=32 student | 4 |" in report[0].read_text()
+
+
+def test_figure_from_the_store(tmp_path):
+    """The table's figure (evaluation.paper_plot) is drawn from the store alone; nothing for an unscored split."""
+    from wamdiff2_ros.evaluation import paper_plot
+
+    out = paper_plot.plot(results_of(0.5, 25.0), registry(), "test", tmp_path / "fig.png")
+    assert out == tmp_path / "fig.png" and out.stat().st_size > 10_000
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert paper_plot.plot(results_of(0.5, 25.0), registry(), "val", tmp_path / "none.png") is None
+    assert not (tmp_path / "none.png").exists()

@@ -92,13 +92,18 @@ def test_prompt_format_is_a_checkpoint_property(tmp_path):
 
 
 @pytest.mark.skipif(not (SHIPPED / "config.json").is_file(), reason="shipped checkpoint not present")
-def test_shipped_checkpoint_keeps_the_prompt_it_was_trained_on():
+def test_shipped_checkpoints_keep_the_prompt_they_were_trained_on():
+    """The paper-path student and AR baseline were trained in the reference's format, the generalist in ours."""
     from wamdiff2_ros.model.testing import toy_image
 
-    vla = load_model(SHIPPED)
-    assert vla.prompt_format == "wamdiff2_ros"
     question = prompts.planning_question("left", (3.0, 0.1), (0.2, -0.3))
     image = [toy_image(32, 64)]
-    got = build_inputs(vla, question, image)
-    want = vla.processor(chat_prompt(question, 1), image)
-    assert torch.equal(got["input_ids"], want["input_ids"])
+    for name, form in (("wamdiff2-tiny-b32", "reference"), ("wamdiff2-tiny-ar", "reference"),
+                       ("wamdiff2-tiny-generalist", "wamdiff2_ros")):
+        vla = load_model(SHIPPED.parent / name)
+        assert vla.prompt_format == form, name
+        got = build_inputs(vla, question, image)
+        want = vla.processor(chat_prompt(prompts.apply_prompt_format(question, form), 1), image)
+        assert torch.equal(got["input_ids"], want["input_ids"])
+        if form == "reference":  # the reference's wording, not ours
+            assert not torch.equal(got["input_ids"], vla.processor(chat_prompt(question, 1), image)["input_ids"])

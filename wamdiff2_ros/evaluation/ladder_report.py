@@ -136,7 +136,7 @@ def _targets(results: dict[str, Any], index: LadderIndex | None = None) -> list[
         return []
     ar = results[base_key]
     base_speed = index.speed_labels[base_key]
-    shipped = " (the shipped AR checkpoint)" if any(c.row == base_key for c in index.cards) else ""
+    shipped = " (now shipped as the generalist stage 0 starts from)" if any(c.row == base_key for c in index.cards) else ""
     out = [f"Baseline: {index.row(base_key).label}{shipped}.", ""]
     for key in index.targets:
         r = results.get(key)
@@ -216,8 +216,9 @@ def _closed_loop_section(folder: Path) -> list[str]:
     return [*closed_loop_report.summary_lines(data, level=2, plots=f"[{folder.name}/report.md]({folder.name}/report.md)"), ""]
 
 
-def _paper_section(paper: dict[str, Any] | None) -> list[str]:
-    """The paper table of every split the paper store holds (test first), or a line saying it is not scored."""
+def _paper_section(paper: dict[str, Any] | None, images: Path, docs: Path) -> list[str]:
+    """The paper table of every split the paper store holds (test first, each with its figure
+    ``images/paper_<split>.png`` when drawn: ``evaluation.paper_plot``), or a line saying it is not scored."""
     if not paper:
         return []
     store, registry = paper["store"], paper["registry"]
@@ -225,6 +226,10 @@ def _paper_section(paper: dict[str, Any] | None) -> list[str]:
     for split in PAPER_SPLITS:
         if split in store:
             text += [paper_table.markdown(store, registry, split).rstrip("\n"), ""]
+            figure = images / f"paper_{split}.png"
+            if figure.is_file():
+                link = figure.relative_to(docs) if figure.is_relative_to(docs) else figure
+                text += [f"![the paper table on the {split} split]({link})", ""]
     if not text:
         text = ["Not scored yet.", ""]
     return text
@@ -258,7 +263,7 @@ def render_results(results: dict[str, Any], runs: Path, docs: Path, limit: int, 
     return fill(read_template("results.md"), {
         "limit": str(limit), "held_out_table": markdown_table(results, index), "speed": speed,
         "constant_velocity": constant_velocity, "targets": targets, "final": _final_section(results, index),
-        "paper": _paper_section(paper),
+        "paper": _paper_section(paper, images, docs),
         "closed_loop": _closed_loop_section(docs / "closed_loop"), "stage_table": _stage_table(runs, index, archive),
         "images": figures,
     })

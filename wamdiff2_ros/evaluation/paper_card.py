@@ -29,6 +29,7 @@ def config_of(run: str) -> tuple[str, str]:
              "tiny-b32-s2": ("distill-block", "distill_block.yaml"),
              "tiny-b32-s3": ("distill-model", "distill_model.yaml"),
              "tiny-b32-s2-offpolicy": ("distill-block", "distill_block_offpolicy.yaml"),
+             "tiny-b32-s2-t32": ("distill-block", "distill_block.yaml"),
              "ablation-kd-cf": ("adapt", "ablation_kd_cf.yaml")}
     if run in fixed:
         return fixed[run]

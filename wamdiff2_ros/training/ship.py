@@ -26,8 +26,9 @@ MODEL_FILES = (
     "config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
     "chat_template.jinja", "preprocessor_config.json", "video_preprocessor_config.json",
 )
-# The index's cards that --ar / --student (with --ar-key / --student-key) replace the run (row) of.
-AR_CARD, STUDENT_CARD = "wamdiff2-tiny-ar", "wamdiff2-tiny-b32"
+# The index's cards that --ar / --student (with --ar-key / --student-key) replace the run (row) of. The ladder ships
+# only the generalist now; the AR baseline and the student are paper rows (training.ship_paper).
+AR_CARD, STUDENT_CARD = "wamdiff2-tiny-generalist", "wamdiff2-tiny-b32"
 
 
 def copy_model(src: Path, dst: Path) -> Path:
@@ -61,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--index", default=str(INDEX), help="the run registry: which runs are shipped, their lineage")
     parser.add_argument("--student", default=None, help="run folder of the shipped B=32 student (default: the index's)")
     parser.add_argument("--student-key", default=None, help="its row key in results.json (default: the index's)")
-    parser.add_argument("--ar", default=None, help="run folder of the shipped AR baseline (default: the index's)")
+    parser.add_argument("--ar", default=None, help="run folder of the shipped AR generalist (default: the index's)")
     parser.add_argument("--ar-key", default=None, help="its row key in results.json (default: the index's)")
     parser.add_argument("--note", default=None, help="extra sentence for both cards (default: the index's note)")
     parser.add_argument("--out", default="checkpoints")
