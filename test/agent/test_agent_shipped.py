@@ -18,7 +18,7 @@ def test_shared_prefix_agent_equals_reference_on_trained_student(shipped, num_ca
     from wamdiff2_ros.data.world import World
 
     cameras = NAVSIM_CAMERAS[:num_cameras]
-    world = World(4)
+    world = World(2)  # a frame the paper-path student answers in full (its plans parse 74 % of the time)
     world.step(1.5)
     images = world.render(list(cameras), (512, 256))
     ego = EgoMotion((6.0, 0.0), (0.1, 0.0))

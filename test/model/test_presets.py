@@ -1,4 +1,4 @@
-"""The mid preset sits between tiny and small and shares their tokenizer, so it can teach the tiny student."""
+"""tiny-deep and mid sit between tiny and small and share their tokenizer, so either can teach the tiny student."""
 
 from __future__ import annotations
 
@@ -18,9 +18,11 @@ def _count(name: str) -> int:
 
 
 def test_mid_is_between_tiny_and_small():
-    assert list(PRESETS)[:3] == ["tiny", "mid", "small"]
-    tiny, mid, small = _count("tiny"), _count("mid"), _count("small")
-    assert 2 * tiny < mid < small / 1.5
+    assert list(PRESETS)[:4] == ["tiny", "tiny-deep", "mid", "small"]
+    tiny, deep, mid, small = _count("tiny"), _count("tiny-deep"), _count("mid"), _count("small")
+    assert 1.5 * tiny < deep < mid and 2 * tiny < mid < small / 1.5
+    assert {k: getattr(PRESETS["tiny-deep"], k) for k in ("hidden_size", "vision_depth", "patch_size")} == {
+        k: getattr(PRESETS["tiny"], k) for k in ("hidden_size", "vision_depth", "patch_size")}  # grown from tiny
     for a, b in (("tiny", "mid"), ("mid", "small")):
         assert PRESETS[a].hidden_size < PRESETS[b].hidden_size
         assert PRESETS[a].num_hidden_layers <= PRESETS[b].num_hidden_layers

@@ -54,8 +54,17 @@ def test_our_format_is_unchanged_and_converts():
     assert prompts.apply_prompt_format(ours, "reference") == _reference_question()
     perception = prompts.apply_prompt_format(prompts.perception_question(), "reference")
     assert perception.startswith("Here is a front-view images from a driving vehicle:<image>Instruction: Detect")
-    with pytest.raises(ValueError, match="one front-camera image"):
-        prompts.apply_prompt_format(prompts.perception_question(2, ("CAM_F0", "CAM_L0")), "reference")
+    # several cameras: no reference wording exists, so our image lines stay, laid out the reference's way
+    two = prompts.planning_question("left", (3.0, 0.1), (0.2, -0.3), num_images=2, cameras=("CAM_F0", "CAM_L0"))
+    converted = prompts.apply_prompt_format(two, "reference")
+    assert converted.startswith("Here are images from 2 cameras of a driving vehicle:\nfront view (CAM_F0):<image>")
+    assert converted.count("<image>") == 2 and "\n" not in converted.rsplit("<image>", 1)[1]
+    assert converted.endswith(prompts.REFERENCE_PLANNING_INSTRUCTION)
+    assert prompts.apply_prompt_format(converted, "reference") == converted  # idempotent
+    eight = prompts.perception_question(8, prompts.CAMERAS)
+    assert prompts.apply_prompt_format(eight, "reference").count("<image>") == 8
+    with pytest.raises(ValueError, match="opens with the images"):
+        prompts.apply_prompt_format("What is ahead?", "reference")
     with pytest.raises(ValueError, match="unknown prompt format"):
         prompts.apply_prompt_format(ours, "llava")
 

@@ -330,9 +330,16 @@ def reference_layout(value: str) -> str:
     return "".join(out)
 
 
-def _our_planning_instruction() -> str:
-    return PLANNING_INSTRUCTION.format(images=_images_word(1), horizon=NUM_WAYPOINTS * WAYPOINT_INTERVAL_S,
+def _our_planning_instruction(num_images: int = 1) -> str:
+    return PLANNING_INSTRUCTION.format(images=_images_word(num_images), horizon=NUM_WAYPOINTS * WAYPOINT_INTERVAL_S,
                                        n=NUM_WAYPOINTS)
+
+
+def _reference_body(lines: list[str]) -> list[str]:
+    """The question's lines after the images, our planning instruction in the reference's words."""
+    if lines and lines[-1] in (_our_planning_instruction(1), _our_planning_instruction(2)):
+        lines = [*lines[:-1], REFERENCE_PLANNING_INSTRUCTION]
+    return lines
 
 
 def apply_prompt_format(question: str, prompt_format: str) -> str:
@@ -340,8 +347,11 @@ def apply_prompt_format(question: str, prompt_format: str) -> str:
 
     ``reference``: our one-front-image line becomes :data:`REFERENCE_PREAMBLE`, our
     planning instruction becomes :data:`REFERENCE_PLANNING_INSTRUCTION`, and the text is
-    laid out with :func:`reference_layout`. Questions with other cameras or several
-    frames have no reference wording: a ValueError says so.
+    laid out with :func:`reference_layout`. Questions with several cameras or frames have
+    no reference wording (the reference trains on the front camera alone): their image
+    lines stay ours (:func:`image_preamble`), the rest is converted and laid out the same
+    way, so a reference-format checkpoint still takes the node's eight cameras. Any other
+    opening is a ValueError.
     """
     check_prompt_format(prompt_format)
     if not isinstance(question, str):
@@ -356,10 +366,14 @@ def apply_prompt_format(question: str, prompt_format: str) -> str:
         body = question[len(ours):]
     elif question.startswith(REFERENCE_PREAMBLE + "\n"):
         body = question[len(REFERENCE_PREAMBLE) + 1:]
+    elif question.startswith("Here are ") and IMAGE_PLACEHOLDER in question:
+        if reference_layout(question) == question:
+            return question  # several images, already laid out
+        lines = question.split("\n")
+        last_image = max(i for i, line in enumerate(lines) if IMAGE_PLACEHOLDER in line)
+        preamble, body_lines = lines[: last_image + 1], lines[last_image + 1:]
+        return reference_layout("\n".join([*preamble, *_reference_body(body_lines)]))
     else:
-        raise ValueError("the reference prompt format has one front-camera image (CAM_F0, one frame); "
-                         f"this question starts {question[:60]!r}")
-    lines = body.split("\n")
-    if lines and lines[-1] == _our_planning_instruction():
-        lines[-1] = REFERENCE_PLANNING_INSTRUCTION
-    return reference_layout(REFERENCE_PREAMBLE + "\n" + "\n".join(lines))
+        raise ValueError("the reference prompt format opens with the images (one front-camera image in the"
+                         f" reference's words, or our lines for several); this question starts {question[:60]!r}")
+    return reference_layout(REFERENCE_PREAMBLE + "\n" + "\n".join(_reference_body(body.split("\n"))))
