@@ -38,8 +38,12 @@ def config_of(run: str) -> tuple[str, str]:
     raise ValueError(f"{run}: not a run of tools/paper_recipe.sh")
 
 
-def lineage_rows(runs: Path, lineage: Sequence[str]) -> tuple[list[str], dict[str, float]]:
-    """Markdown table rows of a lineage and its totals (steps, samples, core-minutes)."""
+def lineage_rows(runs: Path, lineage: Sequence[str],
+                 inits: dict[str, str] | None = None) -> tuple[list[str], dict[str, float]]:
+    """Markdown table rows of a lineage and its totals (steps, samples, core-minutes).
+
+    ``inits``: the init to show for a run (a checkpoint renamed since it was trained from).
+    """
     rows, totals = [], {"steps": 0.0, "samples": 0.0, "core_min": 0.0}
     for run in lineage:
         summary = read_json(runs, run, "train_summary.json", ARCHIVE)
@@ -50,7 +54,7 @@ def lineage_rows(runs: Path, lineage: Sequence[str]) -> tuple[list[str], dict[st
         samples = steps * int(config.get("batch_size", 0) or 0) * int(config.get("grad_accum", 1) or 1) * world
         core_min = float(summary.get("wall_time_s", 0.0) or 0.0) * world * int(config.get("num_threads") or 1) / 60
         loss = summary.get("final_loss")
-        init = Path(str(config.get("init") or "-")).name
+        init = (inits or {}).get(run) or Path(str(config.get("init") or "-")).name
         teacher = Path(str(config.get("teacher") or "")).name
         rows.append(f"| `{run}` | {STAGES.get(sub, sub)} | `config/train/paper/{cfg}` | {init}"
                     f"{f' (teacher {teacher})' if teacher else ''} | {steps} | {samples} | {core_min:.1f} | "
@@ -96,11 +100,12 @@ def card(name: str, row: dict[str, Any], registry: dict[str, Any], runs: Path, s
     """The README.md of a shipped paper-table row."""
     header = ("| run | stage | config | init | steps | samples | core-min | final loss |",
               "|---|---|---|---|---|---|---|---|")
-    rows, totals = lineage_rows(runs, row["lineage"])
+    prior = registry.get("prior") or {}
+    inits = {prior["before"]: prior["init_now"]} if prior.get("before") and prior.get("init_now") else None
+    rows, totals = lineage_rows(runs, row["lineage"], inits)
     lines = [f"# {name}", "", f"{row['label']} (paper-table row `{row['key']}`, run `{row['run']}`), decoded at"
              f" B={row['block_size']}. Trained here on the CPU, on synthetic NAVSIM-format data, by the paper's"
              " recipe in miniature (`tools/paper_recipe.sh`; rows and lineages in `docs/runs/paper.yaml`).", ""]
-    prior = registry.get("prior") or {}
     if prior and row["lineage"] and row["lineage"][0] == prior.get("before"):
         lines += [f"Stage 0 starts from {prior.get('label', 'the shipped AR')} (its own training is in"
                   f" {', '.join(f'`{r}`' for r in prior.get('records') or [])}, not counted below).", ""]
