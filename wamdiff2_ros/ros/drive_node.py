@@ -305,8 +305,10 @@ class DriveNode:
         except Exception as exc:  # a peer must never crash the node
             self.count("bad_image", error=f"{camera}: {type(exc).__name__}: {exc}")
             return
-        now = self.now_ns()
         stamp = stamp_to_ns(msg.header.stamp)
+        # under use_sim_time the clock reads 0 until the first /clock arrives; an image can beat it
+        # (its own subscription), and an arrival at 0 would later read as a camera silent for years
+        now = self.now_ns() or stamp
         dropped = []
         with self.stats_lock:
             self.arrivals[camera].append(now)
@@ -338,7 +340,7 @@ class DriveNode:
         with self.lock:
             self.ego = EgoMotion((vx, vy), (float(np.clip(ax, -20, 20)), float(np.clip(ay, -20, 20))))
             self.ego_ok = True
-            self.ego_received_ns = self.now_ns()
+            self.ego_received_ns = self.now_ns() or stamp
             self.ego_stamp_ns = stamp
 
     def on_accel(self, msg) -> None:
@@ -497,7 +499,8 @@ class DriveNode:
         if self.model_state != "ready":
             status.level, status.message = DiagnosticStatus.WARN, f"model {self.model_state}"
         else:
-            stopped = self.sync.stopped(now) if hasattr(self, "sync") else []
+            # no clock yet (sim time before the first /clock): nothing can have timed out
+            stopped = self.sync.stopped(now) if hasattr(self, "sync") and now > 0 else []
             status.level, status.message = DiagnosticStatus.OK, "driving"
             if stopped:
                 status.level, status.message = DiagnosticStatus.WARN, f"no frames from {stopped}"
