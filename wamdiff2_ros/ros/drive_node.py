@@ -285,9 +285,14 @@ class DriveNode:
         self.log.info(f"ready: model {self.model_label}, cameras {list(self.p['cameras'])}, task rates (Hz) {rates}")
 
     # ----------------------------------------------------------------- inputs
-    def now_ns(self) -> int:
-        """The node's ROS clock (sim time under use_sim_time)."""
-        return self.node.get_clock().now().nanoseconds
+    def now_ns(self, stamp_ns: int = 0) -> int:
+        """The node's ROS clock (sim time under use_sim_time), or `stamp_ns` while that clock reads 0.
+
+        Under use_sim_time the clock reads 0 until the first /clock arrives, and a message can
+        beat it on its own subscription; an arrival recorded at 0 would later read as a source
+        silent since the epoch, so callers pass the message's stamp.
+        """
+        return self.node.get_clock().now().nanoseconds or stamp_ns
 
     def count(self, key: str, n: int = 1, error: str | None = None) -> None:
         with self.stats_lock:
@@ -306,9 +311,7 @@ class DriveNode:
             self.count("bad_image", error=f"{camera}: {type(exc).__name__}: {exc}")
             return
         stamp = stamp_to_ns(msg.header.stamp)
-        # under use_sim_time the clock reads 0 until the first /clock arrives; an image can beat it
-        # (its own subscription), and an arrival at 0 would later read as a camera silent for years
-        now = self.now_ns() or stamp
+        now = self.now_ns(stamp)
         dropped = []
         with self.stats_lock:
             self.arrivals[camera].append(now)
@@ -340,7 +343,7 @@ class DriveNode:
         with self.lock:
             self.ego = EgoMotion((vx, vy), (float(np.clip(ax, -20, 20)), float(np.clip(ay, -20, 20))))
             self.ego_ok = True
-            self.ego_received_ns = self.now_ns() or stamp
+            self.ego_received_ns = self.now_ns(stamp)
             self.ego_stamp_ns = stamp
 
     def on_accel(self, msg) -> None:
