@@ -10,6 +10,7 @@
 #                 stayed far behind the student: not in `all`)
 #   stage3        stage III: model-wise distillation, tiny-deep B=32 -> tiny B=32 (same paradigm, block size, tokenizer)
 #   ar-equal-compute  the AR baseline continued until it has had at least the student's whole lineage's compute
+#   converged     (instead of ar) start the lineage from the converged equal-compute AR: see converged() below
 #   ablation      OUR OWN ADDITIONS on top of the paper student, for the table's ablation rows (never the shipped
 #                 lineage): sequence-level KD on the AR baseline's answers + certainty forcing; and Stage II with the
 #                 earlier off-policy JSD+CE objective
@@ -73,6 +74,22 @@ PYEOF
 AR_INIT=${AR_INIT:-checkpoints/wamdiff2-tiny-generalist}
 ar() { if [ "$AR_INIT" = none ]; then train ar ar.yaml tiny-ar; else train ar ar.yaml tiny-ar "$AR_INIT" ""; fi; }
 
+# The second lineage, in the paper's regime: the paper converts a CONVERGED generalist, our first lineage a 300-step
+# stage 0. `converged` seeds $RUNS/tiny-ar with the first lineage's equal-compute AR (4105 steps in the reference
+# format; checkpoints/wamdiff2-tiny-ar and its records in docs/runs/paper/tiny-ar-equal), so that stage I, II, III
+# and the equal-compute AR continuation below all start from it, with the same configs as the first lineage:
+#   RUNS=runs/paper2 AR_EQUAL_STEPS=3000 tools/paper_recipe.sh converged stage1 stage2 teacher stage3 ar-equal-compute
+# (the runs then appear in docs/runs/paper.yaml as the conv-* rows: runs/paper/conv-<name> -> runs/paper2/<name>).
+CONVERGED_FROM=${CONVERGED_FROM:-checkpoints/wamdiff2-tiny-ar}
+CONVERGED_RECORDS=${CONVERGED_RECORDS:-docs/runs/paper/tiny-ar-equal}
+converged() {
+  if [ -f "$RUNS/tiny-ar/model.safetensors" ]; then echo "converged: $RUNS/tiny-ar present"; return; fi
+  mkdir -p "$RUNS/tiny-ar"
+  cp "$CONVERGED_FROM"/* "$RUNS/tiny-ar/"
+  cp "$CONVERGED_RECORDS"/* "$RUNS/tiny-ar/"  # its train_config/log/summary: the compute it already had
+  echo "converged: $RUNS/tiny-ar <- $CONVERGED_FROM (records $CONVERGED_RECORDS)"
+}
+
 stage1() {
   train adapt adapt_b4.yaml tiny-b4 tiny-ar ""
   train adapt adapt_b8.yaml tiny-b8 tiny-b4 ""
@@ -132,12 +149,13 @@ ablation_kd_cf() {
 ablation_offpolicy() { train distill-block distill_block_offpolicy.yaml tiny-b32-s2-offpolicy tiny-b32 tiny-b4; }
 
 phases=("$@")
-if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|stage1|stage2|teacher|mid|stage3|ar-equal-compute|ablation[-kd-cf|-offpolicy]|stage2-t32|all ..." >&2; exit 2; fi
+if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|converged|stage1|stage2|teacher|mid|stage3|ar-equal-compute|ablation[-kd-cf|-offpolicy]|stage2-t32|all ..." >&2; exit 2; fi
 if [ "${phases[0]}" = all ]; then phases=(data ar stage1 stage2 teacher stage3 ar-equal-compute ablation); fi
 for phase in "${phases[@]}"; do
   case "$phase" in
     data) data ;;
     ar) ar ;;
+    converged) converged ;;
     stage1) stage1 ;;
     stage2) stage2 ;;
     teacher) teacher_phase ;;

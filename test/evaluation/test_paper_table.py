@@ -212,6 +212,38 @@ def test_markdown_marks_targets_and_is_deterministic():
     assert "no record of b32" in _target_lines(pt.markdown(short, registry(), "test", bootstrap=500))[parity]
 
 
+def test_a_lineage_with_its_own_ar_baseline_is_matched_and_judged_against_it():
+    # a second lineage (converged start) with its own equal-compute AR: its rows are matched against that AR,
+    # and when its student is the shipped one, the targets and the paired comparison use that AR too
+    reg = registry()
+    reg["rows"][1]["student"] = False
+    reg["rows"] += [
+        {"key": "ar2", "label": "AR 2", "run": "ar2", "block_size": 1, "lineage": ["ar", "ar-equal", "ar2"]},
+        {"key": "student2", "label": "student 2", "run": "b32-2", "block_size": 32,
+         "lineage": ["ar", "ar-equal", "b32-2"], "baseline": "ar2", "student": True},
+    ]
+    results = results_of(0.5, 25.0)
+    split = results["test"]
+    split["ar2"] = {"records": [plan(f"s{i}", True, 0.25) for i in range(6)],
+                    "mixed": {"tokens_per_second": 100.0, "tokens_per_forward": 1.0, "scenes": 2}}
+    split["student2"] = {"records": [plan(f"s{i}", i != 0, 0.5) for i in range(6)],
+                         "mixed": {"tokens_per_second": 100.0, "tokens_per_forward": 1.0, "scenes": 2}}
+    results["_compute"]["runs"].update({"ar2": {"steps": 50, "samples": 400, "core_min": 5.0},
+                                        "b32-2": {"steps": 40, "samples": 320, "core_min": 4.0}})
+    text = pt.markdown(results, reg, "test", bootstrap=200)
+    row = next(line for line in text.splitlines() if line.startswith("| student 2 |"))
+    assert "0.500 / 0.250 (n=5)" in row  # against ar2 (all six parse), not ar-equal (s3 does not parse)
+    first = next(line for line in text.splitlines() if line.startswith("| B=32 student |"))
+    assert "(n=5)" in first and "0.500 / 1.000" in first  # the first lineage keeps ar-equal
+    ar2 = next(line for line in text.splitlines() if line.startswith("| AR 2 |"))
+    assert "| – |" in ar2  # a baseline is not matched against another baseline
+    marks = _target_lines(text)
+    assert "**NOT met**" in marks["matched-subset L2 <= 1.05x AR"] and "0.500 vs 0.250" in marks["matched-subset L2 <= 1.05x AR"]
+    assert "`ar2` and `student2`" in text
+    parity = "AR baseline's compute >= the student's whole lineage (samples and core-min)"
+    assert "**met**" in marks[parity] and "AR 3.6k samples" in marks[parity]
+
+
 def test_test_split_needs_final_and_is_scored_once(tmp_path, capsys):
     store = tmp_path / "store.json"
     reg = tmp_path / "rows.yaml"

@@ -152,6 +152,12 @@ def test_heldout_scoring_and_shipping(ladder, tmp_path):
     assert scores["planning_l2"] >= 0 and 0 <= scores["qa_accuracy"] <= 1 and 0 <= scores["detection_map"] <= 1
     assert scores["tokens_per_forward"] > 0 and scores["decode_tokens_per_second"] > 0
     assert "| B=4, stage I | 4 |" in markdown_table({"b4": scores})
+    from wamdiff2_ros.evaluation import heldout
+
+    plan_row = samples["planning"][0]  # 8 tokens cannot hold 8 waypoints: refused
+    record = heldout.score_row(result.vla, plan_row, heldout._config(4, 0.9, 8))
+    assert not record["parsed"] and record["error"] and isinstance(record["text"], str)
+    assert record["l2_h_pred"] is None and len(record["l2_h"]) == 4  # the fallback is driven, not the model's answer
     shipped = copy_model(result.output_dir, tmp_path / "ship")
     assert (shipped / "model.safetensors").is_file() and not (shipped / "checkpoint").exists()
     assert load_model(shipped).block_size == 4

@@ -180,6 +180,8 @@ def score_row(vla: Any, row: dict[str, Any], config: Any) -> dict[str, Any]:
         "decode_ms": float(stats.decode_ms),
         "confidence": confidence if np.isfinite(confidence) else 0.0,
     }
+    if not parsed:  # what the model said and why it was refused: a reviewer reads the failures, not just their rate
+        record.update(text=result.texts[0], error=str(error))
     if task == "planning":
         gt = trajectory_of(row)
         fallback = fallback_plan(row)

@@ -19,11 +19,11 @@ from wamdiff2_ros.evaluation.paper_table import (
     REGISTRY,
     _baselines_of,
     _records,
-    _row_by_flag,
     aggregate,
     load_registry,
     matched,
     read_store,
+    student_and_baseline,
 )
 from wamdiff2_ros.evaluation.planning import HORIZONS_S
 
@@ -40,8 +40,9 @@ def plot(results: dict[str, Any], registry: dict[str, Any], split_name: str, out
     fig, axes = plt.subplots(1, 4, figsize=(19, 0.45 * len(rows) + 2.2), gridspec_kw={"width_ratios": [3, 2, 2, 3]})
     labels = [row["key"] for row, _ in rows]
     ys = list(range(len(rows)))[::-1]
+    baselines = {r["baseline"] for r in registry["rows"] if r.get("baseline")}
     colors = ["tab:red" if row.get("student") else "tab:gray" if row.get("ablation") else
-              "tab:blue" if row.get("baseline_for") else "tab:green" for row, _ in rows]
+              "tab:blue" if row.get("baseline_for") or row["key"] in baselines else "tab:green" for row, _ in rows]
     l2 = [agg["planning"]["l2"] or 0.0 for _, agg in rows]
     parsed = [agg["planning"]["l2_parsed_only"] for _, agg in rows]
     axes[0].barh(ys, l2, color=colors)
@@ -56,7 +57,7 @@ def plot(results: dict[str, Any], registry: dict[str, Any], split_name: str, out
     axes[1].set(yticks=ys, yticklabels=[], xlabel="plans parsed", xlim=(0, 1))
     axes[2].barh(ys, [agg["speed"]["planning"]["tokens_per_second"] or 0.0 for _, agg in rows], color=colors)
     axes[2].set(yticks=ys, yticklabels=[], xlabel="planning decode tokens/s (1 CPU thread)")
-    base, student = _row_by_flag(registry, "matched"), _row_by_flag(registry, "student")
+    student, base = student_and_baseline(registry)
     ax = axes[3]
     base_recs = _records(split, base["key"]) if base else None
     student_recs = _records(split, student["key"]) if student else None

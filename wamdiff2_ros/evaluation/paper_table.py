@@ -316,6 +316,20 @@ def _row_by_flag(registry: dict[str, Any], flag: str) -> dict[str, Any] | None:
     return None
 
 
+def baseline_row(registry: dict[str, Any], row: dict[str, Any] | None, flag: str = "matched") -> dict[str, Any] | None:
+    """The AR baseline ``row`` is compared with: its own ``baseline`` key (a lineage with its own equal-compute AR),
+    else the registry's row flagged ``flag`` (``matched`` for the column, ``targets`` for the targets)."""
+    if row is not None and row.get("baseline"):
+        return row_of(registry, row["baseline"])
+    return _row_by_flag(registry, flag)
+
+
+def student_and_baseline(registry: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The row judged against the targets and the AR baseline it is judged against."""
+    student = _row_by_flag(registry, "student")
+    return student, baseline_row(registry, student, "targets")
+
+
 def _records(split: dict[str, Any], key: str | None) -> list[dict[str, Any]] | None:
     entry = split.get(key) if key else None
     return entry["records"] if entry and entry.get("records") is not None else None
@@ -336,7 +350,7 @@ def targets(
     comparison: dict[str, Any] | None,
 ) -> list[tuple[str, bool | None, str]]:
     """``(target, met or None when a row is missing, the numbers)`` of the student against the baseline."""
-    base_row, student_row = _row_by_flag(registry, "targets"), _row_by_flag(registry, "student")
+    student_row, base_row = student_and_baseline(registry)
     a = aggregates.get(base_row["key"]) if base_row else None
     s = aggregates.get(student_row["key"]) if student_row else None
     out: list[tuple[str, bool | None, str]] = []
@@ -420,7 +434,7 @@ def targets(
 def compute_parity(registry: dict[str, Any], computes: dict[str, Any]) -> tuple[str, bool | None, str]:
     """The footing of the comparison: the AR baseline's lineage has at least the student's samples and core-min."""
     name = "AR baseline's compute >= the student's whole lineage (samples and core-min)"
-    base_row, student_row = _row_by_flag(registry, "targets"), _row_by_flag(registry, "student")
+    student_row, base_row = student_and_baseline(registry)
     if not base_row or not student_row:
         return name, None, "no baseline or student row"
     a, s = lineage_compute(base_row["lineage"], computes), lineage_compute(student_row["lineage"], computes)
@@ -448,7 +462,7 @@ def markdown(
         if (recs := _records(split, row["key"])) is not None
     }
     base_row = _row_by_flag(registry, "matched")
-    base_records = _records(split, base_row["key"]) if base_row else None
+    own_baselines = sorted({row["baseline"] for row in registry["rows"] if row.get("baseline")})
     info = split.get("_split") or {}
     lines = [f"## The paper's recipe on the {split_name} split", ""]
     samples = f"up to {info['limit']} samples per task" if info.get("limit") else "every sample"
@@ -458,7 +472,10 @@ def markdown(
         " Planning L2 is the average of the 1, 2, 3, 4 s waypoint errors (m): `all` on every sample, a plan that does"
         " not parse replaced by the constant-velocity fallback the driving agent would drive; `matched` on the samples"
         f" where both this row's and the `{base_row['key'] if base_row else '?'}` row's plans parse (this row / that"
-        " row, n). Compute: the row's whole lineage (steps x batch = samples; CPU core-minutes)."
+        " row, n)"
+        + (f"; rows of a lineage with its own equal-compute AR baseline ({', '.join(f'`{k}`' for k in own_baselines)})"
+           " are matched against that one" if own_baselines else "")
+        + ". Compute: the row's whole lineage (steps x batch = samples; CPU core-minutes)."
     )
     lines.append("")
     header = (
@@ -478,7 +495,9 @@ def markdown(
             lines.append(f"| {label} | {row['block_size']} | {compute if trained else '–'} | {status} |" + " – |" * 9)
             continue
         p, u, d, s = agg["planning"], agg["understanding"], agg["perception"], agg["speed"]
-        if base_records is not None and key != base_row["key"]:
+        own_base = baseline_row(registry, row)
+        base_records = _records(split, own_base["key"]) if own_base else None
+        if base_records is not None and key != own_base["key"] and key not in own_baselines:
             m = matched(_records(split, key), base_records)
             matched_cell = f"{_num(m['mean_a'])} / {_num(m['mean_b'])} (n={m['n']})"
         else:
@@ -504,7 +523,8 @@ def markdown(
         )
     lines.append("")
     lines += _notes(results, registry, split, aggregates, baselines)
-    student_row = _row_by_flag(registry, "student")
+    student_row, base_row = student_and_baseline(registry)
+    base_records = _records(split, base_row["key"]) if base_row else None
     comparison = None
     if base_records is not None and student_row and _records(split, student_row["key"]) is not None:
         comparison = compare(base_records, _records(split, student_row["key"]), n=bootstrap)
