@@ -240,6 +240,10 @@ def test_a_lineage_with_its_own_ar_baseline_is_matched_and_judged_against_it():
     marks = _target_lines(text)
     assert "**NOT met**" in marks["matched-subset L2 <= 1.05x AR"] and "0.500 vs 0.250" in marks["matched-subset L2 <= 1.05x AR"]
     assert "`ar2` and `student2`" in text
+    assert "did not parse" not in text  # these records keep no text: nothing to show
+    split["student2"]["records"][0].update(text="1.00,0.0..0", error="item 2 ('0.0..0') is not a plain decimal number")
+    shown = pt.markdown(results, reg, "test", bootstrap=200)
+    assert "- `1.00,0.0..0`: item 2 ('0.0..0') is not a plain decimal number" in shown
     parity = "AR baseline's compute >= the student's whole lineage (samples and core-min)"
     assert "**met**" in marks[parity] and "AR 3.6k samples" in marks[parity]
 

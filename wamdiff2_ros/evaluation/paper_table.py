@@ -295,6 +295,17 @@ def _count(value: int) -> str:
     return f"{value / 1e6:.2f}M" if value >= 1e6 else f"{value / 1e3:.1f}k" if value >= 1e3 else str(value)
 
 
+def refused_plans(records: Sequence[dict[str, Any]] | None, limit: int = 3) -> list[tuple[str, str]]:
+    """(text, reason) of the first ``limit`` planning answers that did not parse (records that keep their text)."""
+    out = []
+    for r in records or []:
+        if r["task"] == "planning" and not r["parsed"] and r.get("text") is not None:
+            out.append((r["text"].replace("`", "'"), r.get("error", "")))
+            if len(out) == limit:
+                break
+    return out
+
+
 def _compute_text(names: Sequence[str], computes: dict[str, Any]) -> str:
     c = lineage_compute(names, computes)
     if len(c["missing"]) == len(names):
@@ -550,6 +561,11 @@ def markdown(
                 else "the student or the AR baseline is not scored on this split."
             )
         )
+    refused = refused_plans(_records(split, student_row["key"]) if student_row else None)
+    if refused:
+        lines += ["", f"Plans of `{student_row['key']}` that did not parse (the first {len(refused)} in split order;"
+                  " the agent drives the constant-velocity fallback instead):", ""]
+        lines += [f"- `{text}`: {error}" for text, error in refused]
     lines += ["", "### Targets (shipped student vs the equal-compute AR baseline)", ""]
     for name, ok, numbers in [compute_parity(registry, computes), *targets(split, registry, aggregates, comparison)]:
         lines.append(f"- {name}: **{_mark(ok)}** ({numbers})")
