@@ -103,6 +103,17 @@ def test_matched_subset_is_exactly_where_both_parsed():
     assert c["diff"]["mean"] == pytest.approx(1.25) and c["mean_ar"] == pytest.approx(2.0)
 
 
+def test_plans_going_backwards_are_counted():
+    ahead = plan("s0", True, 0.0)
+    lost_digit = plan("s1", True, 0.0)
+    lost_digit["pred"] = [[x, y] for x, y in GT[:-2]] + [[1.4, 0.0], [16.0, 0.0]]  # "14.00" decoded as "1.40"
+    jitter = plan("s2", True, 0.0)
+    jitter["pred"] = [[GT[2][0] - 0.4 if i == 3 else x, y] for i, (x, y) in enumerate(GT)]  # 0.4 m back: not counted
+    refused = plan("s3", False, 0.0)
+    assert pt.goes_backwards(lost_digit["pred"]) and not pt.goes_backwards(GT) and not pt.goes_backwards(jitter["pred"])
+    assert pt.aggregate([ahead, lost_digit, jitter, refused])["planning"]["backwards"] == 1
+
+
 def test_prior_box_scores_on_bev_centre_ap():
     # most boxes are a vehicle ~15 m ahead in the ego lane; the prior predicts exactly that
     records = [
