@@ -180,6 +180,10 @@ class DrivingAgent:
     checkpoint's default). ``shared_prefix`` (fast engine only): one vision pass and
     one prefill of the shared prompt prefix per frame set (False: every task decodes
     its whole prompt from scratch, as before; the tokens are the same).
+    ``reject_backwards``: a plan that parses but goes backwards (its forward coordinate
+    drops by more than ``codecs.BACKWARDS_TOLERANCE_M`` between waypoints: a lost digit of
+    parallel decoding, never a plan of a car that does not reverse) is not driven; the
+    flagged fallback ``fallback:plan_goes_backwards`` is (default False: every parsed plan is driven).
     ``task_max_new_tokens``: answer budget of some tasks (e.g. a long perception
     answer), the others keep ``config.max_new_tokens``; rows batched together
     share the largest budget of their group.
@@ -226,6 +230,7 @@ class DrivingAgent:
         shared_prefix: bool = True,
         batch_tasks: bool | str = "auto",
         task_max_new_tokens: Mapping[str, int] | None = None,
+        reject_backwards: bool = False,
     ) -> None:
         unknown = [t for t in tasks if t not in TASKS]
         if unknown or not tasks:
@@ -258,6 +263,7 @@ class DrivingAgent:
         if bad:
             raise ValueError(f"task_max_new_tokens must map tasks of {TASKS} to integers >= 1, got {bad}")
         self.task_max_new_tokens = budgets
+        self.reject_backwards = bool(reject_backwards)
 
     def question(self, task: str, cameras: Sequence[str], ego: EgoMotion, command: str) -> str:
         n = len(cameras)
@@ -341,11 +347,15 @@ class DrivingAgent:
         """
         outputs = dict(ctx.outputs if outputs is None else outputs)
         plan = outputs.get("planning")
-        trajectory, fell_back = _trajectory_or_fallback(None if plan is None else plan.value, ctx.ego)
+        value = None if plan is None else plan.value
+        backwards = (self.reject_backwards and value is not None
+                     and codecs.plan_goes_backwards(value.waypoints))
+        trajectory, fell_back = _trajectory_or_fallback(None if backwards else value, ctx.ego)
         if not fell_back:
             valid, source, confidence = True, "model", plan.confidence
         else:
-            reason = "no_planning_task" if plan is None else "unparsable_answer"
+            reason = ("no_planning_task" if plan is None else "plan_goes_backwards" if backwards
+                      else "unparsable_answer")
             valid, source, confidence = False, f"fallback:{reason}", 0.0
         perception = outputs.get("perception")
         understanding = outputs.get("understanding")

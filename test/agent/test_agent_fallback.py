@@ -31,3 +31,31 @@ def test_parse_task_answer_gives_a_value_or_a_reason():
     assert value is None and error == "no end token within max_new_tokens=7"
     value, error = parse_task_answer("understanding", "")
     assert value is None and error
+
+
+def _assembled(text: str, reject_backwards: bool):
+    """What DrivingAgent.assemble drives for a planning answer ``text`` (no model needed: nothing is decoded)."""
+    from wamdiff2_ros.agent import DrivingAgent, FrameContext, TaskOutput
+    from wamdiff2_ros.decoding.config import DecodeConfig, DecodeStats
+
+    agent = DrivingAgent(object(), DecodeConfig(), reject_backwards=reject_backwards)
+    value, error = parse_task_answer("planning", text)
+    stats = DecodeStats(engine="fast", block_size=32, prompt_tokens=1, generated_tokens=1, forwards=1,
+                        tokens_per_forward=1.0, prefill_ms=0.0, decode_ms=1.0, decode_tokens_per_second=1.0)
+    ctx = FrameContext(("CAM_F0",), EGO, "straight", {}, {})
+    ctx.outputs["planning"] = TaskOutput("planning", "q", text, value, error, 0.9, stats)
+    return agent.assemble(ctx)
+
+
+def test_the_backwards_gate_drives_the_fallback_for_a_plan_that_lost_a_digit():
+    lost = WAYPOINTS.copy()
+    lost[6, 0] = 1.2  # "12.00" decoded as "1.20": parses, but the car would have to reverse
+    assert codecs.plan_goes_backwards(lost) and not codecs.plan_goes_backwards(WAYPOINTS)
+    text = codecs.encode_planning(lost)
+    ungated = _assembled(text, reject_backwards=False)
+    assert ungated.valid and ungated.source == "model"  # off by default: every parsed plan is driven
+    gated = _assembled(text, reject_backwards=True)
+    assert not gated.valid and gated.source == "fallback:plan_goes_backwards"
+    np.testing.assert_array_equal(gated.trajectory, constant_velocity_trajectory(EGO))
+    fine = _assembled(codecs.encode_planning(WAYPOINTS), reject_backwards=True)
+    assert fine.valid and fine.source == "model"

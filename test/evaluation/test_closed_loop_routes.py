@@ -108,6 +108,18 @@ def test_shipped_student_plans_through_the_agent():
     assert "pdm" in result.metrics and "driving_score" in result.metrics
 
 
+@pytest.mark.skipif(default_checkpoint() is None, reason="shipped student checkpoint not present")
+def test_gate_suffix_turns_on_the_backwards_gate_for_that_policy_only(tmp_path):
+    plain, gated = policy_specs(["student", "student+gate"], [], {"max_new_tokens": 96})
+    assert plain.path == gated.path and gated.name.startswith("student+gate (")
+    assert plain.option("reject_backwards") is None and gated.option("reject_backwards") is True
+    assert gated.option("max_new_tokens") == 96  # the shared options stay
+    (mine,) = policy_specs([], [f"mine+gate={plain.path}"])
+    assert mine.name == "mine+gate" and mine.option("reject_backwards") is True
+    with pytest.raises(ValueError, match="unknown baseline"):
+        policy_specs(["autopilot+gate"], [])
+
+
 def test_cli_writes_json_table_and_bev_plots(tmp_path):
     out = tmp_path / "cl.json"
     report = tmp_path / "report"

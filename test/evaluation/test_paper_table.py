@@ -110,7 +110,7 @@ def test_plans_going_backwards_are_counted():
     jitter = plan("s2", True, 0.0)
     jitter["pred"] = [[GT[2][0] - 0.4 if i == 3 else x, y] for i, (x, y) in enumerate(GT)]  # 0.4 m back: not counted
     refused = plan("s3", False, 0.0)
-    assert pt.goes_backwards(lost_digit["pred"]) and not pt.goes_backwards(GT) and not pt.goes_backwards(jitter["pred"])
+    assert pt.plan_goes_backwards(lost_digit["pred"]) and not pt.plan_goes_backwards(GT) and not pt.plan_goes_backwards(jitter["pred"])
     assert pt.aggregate([ahead, lost_digit, jitter, refused])["planning"]["backwards"] == 1
 
 

@@ -197,7 +197,8 @@ def closed_loop_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a checkpoint to drive (repeatable), next to the baselines")  # fmt: skip
     parser.add_argument("--baselines", default="autopilot,constant-velocity,ar,student",
                         help="comma-separated rows: autopilot, constant-velocity, standstill, ar (shipped AR "
-                             "checkpoint), student (shipped B=32 student); '' for none")  # fmt: skip
+                             "checkpoint), student (shipped B=32 student); a model name + '+gate' (student+gate) "
+                             "drives with the agent's backwards-plan gate; '' for none")  # fmt: skip
     parser.add_argument("--routes", type=int, default=20, help="number of routes (the first N of the seed's set)")
     parser.add_argument("--seed", type=int, default=0, help="route-set seed")
     parser.add_argument("--route-kinds", default=None, help="only routes of these comma-separated kinds")

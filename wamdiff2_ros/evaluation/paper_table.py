@@ -38,6 +38,7 @@ from wamdiff2_ros.evaluation.detection import BEV_THRESHOLDS_M, BevBox, ImageBox
 from wamdiff2_ros.evaluation.planning import HORIZONS_S, l2_metrics
 from wamdiff2_ros.evaluation.run_records import update_json_store
 from wamdiff2_ros.evaluation.stats import paired_bootstrap
+from wamdiff2_ros.model.codecs import BACKWARDS_TOLERANCE_M, plan_goes_backwards
 
 REGISTRY = Path("docs/runs/paper.yaml")
 FINAL_SPLIT = "test"
@@ -240,20 +241,6 @@ def _perception(records: Sequence[dict[str, Any]], prior: dict[str, Any] | None)
     }
 
 
-BACKWARDS_M = 0.5  # a plan "goes backwards" when its forward coordinate drops by more than this between waypoints
-
-
-def goes_backwards(waypoints: Sequence[Sequence[float]]) -> bool:
-    """The plan's forward coordinate x drops by more than ``BACKWARDS_M`` between consecutive waypoints.
-
-    No ground-truth plan of the synthetic world does (the ego never reverses); a parsed plan that
-    does is well-formed but wrong, typically a digit lost where the number grows a digit
-    (``9.80,...,1.10`` for ``11.10``), which parallel decoding gets wrong and the parser cannot see.
-    """
-    x = np.asarray(waypoints, dtype=float)[:, 0]
-    return bool(np.any(np.diff(x) < -BACKWARDS_M))
-
-
 def aggregate(records: Sequence[dict[str, Any]], baselines: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every number of a row from its records; ``baselines`` (train split's) default to the scored split's."""
     own = split_baselines(records)
@@ -279,7 +266,7 @@ def aggregate(records: Sequence[dict[str, Any]], baselines: dict[str, Any] | Non
             "l2": _mean([_plan_l2(r) for r in plan]),
             "l2_h": [_mean([r["l2_h"][i] for r in plan]) for i in range(len(HORIZONS_S))] if plan else None,
             "l2_parsed_only": _mean([_plan_l2(r, "l2_h_pred") for r in parsed]),
-            "backwards": sum(goes_backwards(r["pred"]) for r in parsed),
+            "backwards": sum(plan_goes_backwards(r["pred"]) for r in parsed),
             "fallback_only_l2": _mean(fallback_l2),
         },
         "understanding": {
@@ -627,7 +614,7 @@ def _notes(
         + "."
     )
     out.append(
-        f"- Going backwards: parsed plans whose forward coordinate drops by more than {BACKWARDS_M:g} m between"
+        f"- Going backwards: parsed plans whose forward coordinate drops by more than {BACKWARDS_TOLERANCE_M:g} m between"
         " consecutive waypoints (no ground-truth plan does: the ego never reverses). They parse, so they count as"
         " the model's answer in every L2 column; most are a digit lost where a number grows one (`1.10` for `11.10`)."
     )

@@ -227,6 +227,21 @@ def waypoint_headings(xy: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- helpers
 
 
+BACKWARDS_TOLERANCE_M = 0.5  # a plan "goes backwards" when x drops by more than this between waypoints
+
+
+def plan_goes_backwards(waypoints: np.ndarray | Sequence[Sequence[float]],
+                        tolerance_m: float = BACKWARDS_TOLERANCE_M) -> bool:
+    """The plan's forward coordinate x drops by more than ``tolerance_m`` between consecutive waypoints.
+
+    Well-formed but kinematically wrong for a car that does not reverse: no ground-truth plan
+    of the synthetic world does it, and parallel decoding makes it by losing a digit where a
+    number grows one (``9.80,...,1.10`` for ``11.10``), which the strict parser cannot see.
+    """
+    x = np.asarray(waypoints, dtype=float)[:, 0]
+    return bool(np.any(np.diff(x) < -float(tolerance_m)))
+
+
 def clip_text(text: object) -> str:
     """``text`` (or its repr) cut to :data:`MAX_ERROR_TEXT_CHARS`, for :attr:`ParseError.text`."""
     if isinstance(text, str):

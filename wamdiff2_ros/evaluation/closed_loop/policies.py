@@ -22,6 +22,7 @@ from wamdiff2_ros.model.checkpoints import default_checkpoint
 
 BASELINES = ("autopilot", "constant-velocity", "standstill")
 SHIPPED = {"ar": "wamdiff2-tiny-ar", "student": "wamdiff2-tiny-b32"}
+GATE_SUFFIX = "+gate"  # a model policy named NAME+gate drives with the agent's reject_backwards gate on
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ class ModelPolicy:
 
     def __init__(self, path: str | Path, *, block_size: int | None = None, confidence_threshold: float = 0.9,
                  max_new_tokens: int = 128, engine: str = "fast", device: str = "cpu",
-                 cameras: tuple[str, ...] = ("CAM_F0",)) -> None:
+                 cameras: tuple[str, ...] = ("CAM_F0",), reject_backwards: bool = False) -> None:
         # in the function: it imports torch, which the scripted policies (and this module's importers) do without
         from wamdiff2_ros.model.loader import load_model
 
@@ -102,7 +103,8 @@ class ModelPolicy:
             block_size = int(getattr(self.vla, "block_size", None) or getattr(self.vla.config, "block_size", 32))
         config = DecodeConfig(block_size=int(block_size), confidence_threshold=float(confidence_threshold),
                               max_new_tokens=int(max_new_tokens), engine=engine, device=device)  # fmt: skip
-        self.agent = DrivingAgent(self.vla, config, cameras=cameras, tasks=("planning",))
+        self.agent = DrivingAgent(self.vla, config, cameras=cameras, tasks=("planning",),
+                                  reject_backwards=reject_backwards)
         self.cameras = tuple(cameras)
         self.block_size = int(block_size)
 
@@ -131,17 +133,26 @@ def make_policy(spec: PolicySpec) -> Any:
 
 def policy_specs(baselines: list[str], models: list[str], model_options: dict[str, Any] | None = None) -> list[PolicySpec]:
     """Policies from baseline names (``autopilot``, ``constant-velocity``, ``standstill``, ``ar``, ``student``)
-    and ``NAME=DIR`` model arguments; names must be unique and directories must hold a config.json."""
+    and ``NAME=DIR`` model arguments; names must be unique and directories must hold a config.json.
+    A model name ending in ``+gate`` (``student+gate``, ``mine+gate=DIR``) drives with the agent's
+    ``reject_backwards`` gate: a parsed plan that goes backwards is replaced by the flagged fallback."""
     options = tuple(sorted((model_options or {}).items()))
+
+    def options_of(name: str) -> tuple[tuple[str, Any], ...]:
+        if not name.endswith(GATE_SUFFIX):
+            return options
+        return tuple(sorted({**dict(options), "reject_backwards": True}.items()))
+
     out: list[PolicySpec] = []
     for name in baselines:
+        shipped = name.removesuffix(GATE_SUFFIX)
         if name in BASELINES:
             out.append(PolicySpec(name, name))
-        elif name in SHIPPED:
-            found = default_checkpoint(SHIPPED[name])
+        elif shipped in SHIPPED:
+            found = default_checkpoint(SHIPPED[shipped])
             if found is None:
-                raise ValueError(f"baseline {name!r}: shipped checkpoint {SHIPPED[name]} not found")
-            out.append(PolicySpec(f"{name} ({SHIPPED[name]})", "model", str(found), options))
+                raise ValueError(f"baseline {name!r}: shipped checkpoint {SHIPPED[shipped]} not found")
+            out.append(PolicySpec(f"{name} ({SHIPPED[shipped]})", "model", str(found), options_of(name)))
         else:
             raise ValueError(f"unknown baseline {name!r}; expected some of {(*BASELINES, *SHIPPED)}")
     for item in models:
@@ -150,7 +161,7 @@ def policy_specs(baselines: list[str], models: list[str], model_options: dict[st
             raise ValueError(f"--model takes NAME=DIR, got {item!r}")
         if not (Path(path) / "config.json").is_file():
             raise ValueError(f"--model {item}: no config.json in {path}")
-        out.append(PolicySpec(name, "model", str(Path(path).resolve()), options))
+        out.append(PolicySpec(name, "model", str(Path(path).resolve()), options_of(name)))
     names = [p.name for p in out]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
