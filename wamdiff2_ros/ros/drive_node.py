@@ -74,6 +74,9 @@ PARAMS = [
     spec("perception_max_new_tokens", 0, "answer budget of perception (many boxes); 0 = max_new_tokens",
          in_range(0, 4096)),
     spec("understanding_max_new_tokens", 0, "answer budget of the rationale; 0 = max_new_tokens", in_range(0, 4096)),
+    spec("reject_backwards_plans", False, "a parsed plan whose forward coordinate drops by more than 0.5 m between "
+         "waypoints (a lost digit of parallel decoding) is not published; the flagged fallback "
+         "'fallback:plan_goes_backwards' is"),
     spec("engine", "fast", "decoder engine", one_of(*ENGINES)),
     spec("device", "cpu", "torch device: cpu or cuda[:N]"),
     spec("dtype", "float32", "model dtype", one_of(*DTYPES)),
@@ -217,6 +220,7 @@ class DriveNode:
             vision_tokens_per_camera=int(self.p["vision_tokens_per_camera"]) or None,
             task_max_new_tokens={t: int(self.p[f"{t}_max_new_tokens"]) for t in ("perception", "understanding")
                                  if self.p[f"{t}_max_new_tokens"]},
+            reject_backwards=bool(self.p["reject_backwards_plans"]),
         )
         self.block_size = config.block_size
 
