@@ -75,17 +75,22 @@ AR_INIT=${AR_INIT:-checkpoints/wamdiff2-tiny-generalist}
 ar() { if [ "$AR_INIT" = none ]; then train ar ar.yaml tiny-ar; else train ar ar.yaml tiny-ar "$AR_INIT" ""; fi; }
 
 # The second lineage, in the paper's regime: the paper converts a CONVERGED generalist, our first lineage a 300-step
-# stage 0. `converged` seeds $RUNS/tiny-ar with the first lineage's equal-compute AR (4105 steps in the reference
-# format; checkpoints/wamdiff2-tiny-ar and its records in docs/runs/paper/tiny-ar-equal), so that stage I, II, III
-# and the equal-compute AR continuation below all start from it, with the same configs as the first lineage:
+# stage 0. `converged` seeds $RUNS/tiny-ar with the first lineage's equal-compute AR (runs/paper/tiny-ar-equal: 4105
+# steps in the reference format; in this repository it was checkpoints/wamdiff2-tiny-ar from commit cb0e849 until the
+# converged lineage shipped, its records are docs/runs/paper/tiny-ar-equal), so that stage I, II, III and the
+# equal-compute AR continuation below all start from it, with the same configs as the first lineage:
+#   tools/paper_recipe.sh all    # the first lineage, RUNS=runs/paper
 #   RUNS=runs/paper2 AR_EQUAL_STEPS=3000 tools/paper_recipe.sh converged stage1 stage2 teacher stage3 ar-equal-compute
 # (the runs then appear in docs/runs/paper.yaml as the conv-* rows: runs/paper/conv-<name> -> runs/paper2/<name>).
-CONVERGED_FROM=${CONVERGED_FROM:-checkpoints/wamdiff2-tiny-ar}
+CONVERGED_FROM=${CONVERGED_FROM:-runs/paper/tiny-ar-equal}
 CONVERGED_RECORDS=${CONVERGED_RECORDS:-docs/runs/paper/tiny-ar-equal}
 converged() {
   if [ -f "$RUNS/tiny-ar/model.safetensors" ]; then echo "converged: $RUNS/tiny-ar present"; return; fi
+  if [ ! -f "$CONVERGED_FROM/model.safetensors" ]; then
+    echo "converged: no model at $CONVERGED_FROM (run the first lineage first, or set CONVERGED_FROM)" >&2; exit 2
+  fi
   mkdir -p "$RUNS/tiny-ar"
-  cp "$CONVERGED_FROM"/* "$RUNS/tiny-ar/"
+  cp "$CONVERGED_FROM"/*.json "$CONVERGED_FROM"/*.jinja "$CONVERGED_FROM"/model.safetensors "$RUNS/tiny-ar/"
   cp "$CONVERGED_RECORDS"/* "$RUNS/tiny-ar/"  # its train_config/log/summary: the compute it already had
   echo "converged: $RUNS/tiny-ar <- $CONVERGED_FROM (records $CONVERGED_RECORDS)"
 }

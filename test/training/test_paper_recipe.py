@@ -79,3 +79,25 @@ def test_equal_compute_budget(tmp_path):
     extra, total, base = equal_compute_steps(tmp_path, "ar", ["ar", "b4", "teacher"])
     assert total.samples == 1280 and total.core_s == 600.0
     assert extra == 500  # samples need only 60 more steps; core-seconds need 500 more 1-second steps
+
+
+def test_converged_phase_seeds_stage_0_from_the_converged_ar(tmp_path):
+    """The second lineage starts stage I from the converged equal-compute AR, with its records (its compute)."""
+    source, records, runs = tmp_path / "ar-equal", tmp_path / "records", tmp_path / "paper2"
+    source.mkdir()
+    records.mkdir()
+    for name in ("config.json", "tokenizer.json", "model.safetensors", "chat_template.jinja"):
+        (source / name).write_text(name)
+    (records / "train_summary.json").write_text('{"steps": 4105}')
+    env = {"PATH": "/usr/bin:/bin", "RUNS": str(runs), "CONVERGED_FROM": str(source),
+           "CONVERGED_RECORDS": str(records)}
+    done = subprocess.run(["bash", str(RECIPE), "converged"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    seeded = runs / "tiny-ar"
+    assert sorted(p.name for p in seeded.iterdir()) == ["chat_template.jinja", "config.json", "model.safetensors",
+                                                       "tokenizer.json", "train_summary.json"]
+    again = subprocess.run(["bash", str(RECIPE), "converged"], capture_output=True, text=True, env=env)
+    assert again.returncode == 0 and "present" in again.stdout  # never overwrites a seeded stage 0
+    missing = subprocess.run(["bash", str(RECIPE), "converged"], capture_output=True, text=True,
+                             env={**env, "RUNS": str(tmp_path / "other"), "CONVERGED_FROM": str(tmp_path / "nope")})
+    assert missing.returncode == 2 and "no model at" in missing.stderr
