@@ -24,6 +24,15 @@ def test_config_of_follows_the_recipe():
     assert paper_card.config_of("tiny-b16") == ("adapt", "adapt_b16.yaml")
     assert paper_card.config_of("mid-b32") == ("adapt", "mid_adapt_b32.yaml")
     assert paper_card.config_of("tiny-b32-s3") == ("distill-model", "distill_model.yaml")
+    # the converged-start lineage runs the same configs
+    assert paper_card.config_of("conv-b4") == ("adapt", "adapt_b4.yaml")
+    assert paper_card.config_of("conv-b32-s2") == ("distill-block", "distill_block.yaml")
+    assert paper_card.config_of("conv-deep-b32") == ("adapt", "deep_adapt_b32.yaml")
+    assert paper_card.config_of("conv-ar-equal") == ("ar", "ar.yaml")
+    assert paper_card.run_name("runs/paper2/tiny-ar") == "tiny-ar-equal"  # stage 0 of that lineage, copied
+    assert paper_card.run_name("runs/paper2/tiny-b16") == "conv-b16"
+    assert paper_card.run_name("runs/paper2/deep-b32") == "conv-deep-b32"
+    assert paper_card.run_name("runs/paper/tiny-b16") == "tiny-b16" and paper_card.run_name("") == ""
     with pytest.raises(ValueError):
         paper_card.config_of("v3-b32-kd")
 

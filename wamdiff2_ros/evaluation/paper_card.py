@@ -23,6 +23,9 @@ STAGES = {"ar": "stage 0 (AR)", "adapt": "stage I (block adaptation)",
 
 def config_of(run: str) -> tuple[str, str]:
     """``(train subcommand, config file under config/train/paper)`` of a run of tools/paper_recipe.sh."""
+    if run.startswith("conv-"):  # the converged-start lineage: the same configs (runs/paper2, tools/paper_recipe.sh)
+        base = run.removeprefix("conv-")
+        return config_of(base if base.startswith("deep-") else f"tiny-{base}")
     prefix, _, rest = run.partition("-")
     fixed = {"tiny-ar": ("ar", "ar.yaml"), "tiny-ar-equal": ("ar", "ar.yaml"), "mid-ar": ("ar", "mid_ar.yaml"),
              "deep-b32": ("adapt", "deep_adapt_b32.yaml"),
@@ -36,6 +39,15 @@ def config_of(run: str) -> tuple[str, str]:
     if rest.startswith("b") and rest[1:].isdigit():
         return "adapt", ("mid_" if prefix == "mid" else "") + f"adapt_{rest}.yaml"
     raise ValueError(f"{run}: not a run of tools/paper_recipe.sh")
+
+
+def run_name(path: str) -> str:
+    """The table's name of a run folder: the converged-start lineage trained in runs/paper2 under the first
+    lineage's names (its tiny-ar is tiny-ar-equal, copied; its tiny-<x> and deep-<x> are conv-<x>, conv-deep-<x>)."""
+    name = Path(path).name
+    if Path(path).parent.name != "paper2" or not name:
+        return name
+    return "tiny-ar-equal" if name == "tiny-ar" else f"conv-{name.removeprefix('tiny-')}"
 
 
 def lineage_rows(runs: Path, lineage: Sequence[str],
@@ -54,8 +66,8 @@ def lineage_rows(runs: Path, lineage: Sequence[str],
         samples = steps * int(config.get("batch_size", 0) or 0) * int(config.get("grad_accum", 1) or 1) * world
         core_min = float(summary.get("wall_time_s", 0.0) or 0.0) * world * int(config.get("num_threads") or 1) / 60
         loss = summary.get("final_loss")
-        init = (inits or {}).get(run) or Path(str(config.get("init") or "-")).name
-        teacher = Path(str(config.get("teacher") or "")).name
+        init = (inits or {}).get(run) or run_name(str(config.get("init") or "-"))
+        teacher = run_name(str(config.get("teacher") or ""))
         rows.append(f"| `{run}` | {STAGES.get(sub, sub)} | `config/train/paper/{cfg}` | {init}"
                     f"{f' (teacher {teacher})' if teacher else ''} | {steps} | {samples} | {core_min:.1f} | "
                     f"{'-' if loss is None else f'{float(loss):.4f}'} |")
