@@ -32,6 +32,7 @@ from wamdiff2_ros.decoding.config import DecodeConfig, DecodeStats
 from wamdiff2_ros.model import codecs, prompts
 
 TASKS = ("planning", "perception", "understanding")
+SCENE_WAIT_S = 1.0  # planning_priority: the longest a scene-lane denoise step waits for a plan to finish
 # The rationale question the shipped checkpoints were trained on (data.samples.QUESTIONS["next_action"]).
 DEFAULT_QUESTION = "What will the ego vehicle do in the next 4 seconds, and why? Answer as '<action>, because <reason>.'"
 
@@ -184,6 +185,10 @@ class DrivingAgent:
     drops by more than ``codecs.BACKWARDS_TOLERANCE_M`` between waypoints: a lost digit of
     parallel decoding, never a plan of a car that does not reverse) is not driven; the
     flagged fallback ``fallback:plan_goes_backwards`` is (default False: every parsed plan is driven).
+    ``planning_priority`` (fast engine): the scene lane (perception, understanding) pauses
+    before each of its denoise steps while a plan decodes in the planning lane, at most
+    ``SCENE_WAIT_S`` per step, so on a CPU the two decodes do not share the cores and the
+    interpreter lock and the plan comes out at its own speed; tokens are unchanged.
     ``task_max_new_tokens``: answer budget of some tasks (e.g. a long perception
     answer), the others keep ``config.max_new_tokens``; rows batched together
     share the largest budget of their group.
@@ -231,6 +236,7 @@ class DrivingAgent:
         batch_tasks: bool | str = "auto",
         task_max_new_tokens: Mapping[str, int] | None = None,
         reject_backwards: bool = False,
+        planning_priority: bool = True,
     ) -> None:
         unknown = [t for t in tasks if t not in TASKS]
         if unknown or not tasks:
@@ -264,6 +270,9 @@ class DrivingAgent:
             raise ValueError(f"task_max_new_tokens must map tasks of {TASKS} to integers >= 1, got {bad}")
         self.task_max_new_tokens = budgets
         self.reject_backwards = bool(reject_backwards)
+        self.planning_priority = bool(planning_priority)
+        self._planning_idle = threading.Event()  # cleared while a plan decodes (the planning lane's lock is held)
+        self._planning_idle.set()
 
     def question(self, task: str, cameras: Sequence[str], ego: EgoMotion, command: str) -> str:
         n = len(cameras)
@@ -399,20 +408,20 @@ class DrivingAgent:
 
         config = self.config_for(group)
         check_model(self.vla, config)
-        lane = self._lanes["planning" if "planning" in group else "scene"]
+        planning = "planning" in group
+        lane = self._lanes["planning" if planning else "scene"]
         with lane.lock:
             if self.config.engine == "fast" and lane.engine is None:
                 lane.engine = FastEngine(self.vla)
-            if ctx.prefix is not None:
-                rows = [ctx.tasks.index(t) for t in group]
-                result = lane.engine.generate_from_prefix(ctx.prefix, rows, config)
-                stats = [row_stats(result, i, ctx.prefix.prompts[r].real_tokens) for i, r in enumerate(rows)]
-            elif lane.engine is not None:
-                result = lane.engine.generate(ctx.inputs[group[0]], config)
-                stats = [result.stats]
-            else:
-                result = generate(self.vla, ctx.inputs[group[0]], config)
-                stats = [result.stats]
+                if not planning and self.planning_priority:
+                    lane.engine.between_steps = self._yield_to_planning
+            if planning:
+                self._planning_idle.clear()
+            try:
+                result, stats = self._decode_in_lane(lane, ctx, group, config, generate, row_stats)
+            finally:
+                if planning:
+                    self._planning_idle.set()
         done = 1000.0 * (time.perf_counter() - ctx.started)
         outputs = []
         for i, task in enumerate(group):
@@ -420,6 +429,23 @@ class DrivingAgent:
             output.latency_ms = done
             outputs.append(output)
         return outputs
+
+    def _yield_to_planning(self) -> None:
+        """The scene lane's scheduling point: wait while a plan decodes (at most ``SCENE_WAIT_S``)."""
+        self._planning_idle.wait(SCENE_WAIT_S)
+
+    def _decode_in_lane(self, lane: _Lane, ctx: FrameContext, group: list[str], config: DecodeConfig,
+                        generate, row_stats) -> tuple[Any, list[DecodeStats]]:
+        """Decode ``group`` of ``ctx`` with ``lane``'s engine (the caller holds the lane's lock)."""
+        if ctx.prefix is not None:
+            rows = [ctx.tasks.index(t) for t in group]
+            result = lane.engine.generate_from_prefix(ctx.prefix, rows, config)
+            return result, [row_stats(result, i, ctx.prefix.prompts[r].real_tokens) for i, r in enumerate(rows)]
+        if lane.engine is not None:
+            result = lane.engine.generate(ctx.inputs[group[0]], config)
+        else:
+            result = generate(self.vla, ctx.inputs[group[0]], config)
+        return result, [result.stats]
 
     def config_for(self, tasks: Sequence[str]) -> DecodeConfig:
         """The decode config of a group of tasks: ``config`` with the group's largest answer budget."""

@@ -193,3 +193,42 @@ def test_planning_never_waits_for_a_perception_decode_in_another_thread(room_vla
     expected_old = reference_tokens(room_vla, cameras, older, vision_tokens_per_camera=4)
     assert plan.token_ids == expected_new["planning"]
     assert perception["perception"].token_ids == expected_old["perception"]
+
+
+def test_scene_lane_pauses_while_a_plan_decodes(room_vla, monkeypatch):
+    """planning_priority: a perception decode stops at its next denoise step while the planning lane is busy,
+    and goes on, to the same tokens, once the plan is out; without the priority it does not wait."""
+    import threading
+    import time
+
+    import wamdiff2_ros.agent as agent_module
+
+    monkeypatch.setattr(agent_module, "SCENE_WAIT_S", 60.0)  # no timeout inside the test's window
+
+    cameras = NAVSIM_CAMERAS[:1]
+    images = frame(cameras, seed=8)
+    agent = DrivingAgent(room_vla, config(), cameras=cameras, tasks=TASKS)
+    ctx = agent.prepare(images, EGO, "left")
+    expected = agent.run(ctx, ["perception"])["perception"].token_ids  # creates the scene lane's engine
+    steps = []
+    agent._lanes["scene"].engine.between_steps = lambda: (steps.append(1), agent._yield_to_planning())
+    agent._planning_idle.clear()  # as if a plan were decoding in the planning lane
+    out = {}
+    worker = threading.Thread(target=lambda: out.update(agent.run(ctx, ["perception"])))
+    worker.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not steps and time.monotonic() < deadline:
+            time.sleep(0.01)
+        worker.join(0.3)
+        assert worker.is_alive() and not out and len(steps) == 1  # parked before its first denoise step
+    finally:
+        agent._planning_idle.set()  # the plan is out
+        worker.join(30)
+    assert out["perception"].token_ids == expected and len(steps) > 1
+    plain = DrivingAgent(room_vla, config(), cameras=cameras, tasks=TASKS, planning_priority=False)
+    plain.run(plain.prepare(images, EGO, "left"), ["perception"])
+    assert plain._lanes["scene"].engine.between_steps is None
+    assert agent._planning_idle.is_set()
+    agent.run(ctx, ["planning"])  # a plan clears the flag while it decodes and sets it again after
+    assert agent._planning_idle.is_set()

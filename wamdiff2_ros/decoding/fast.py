@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -182,6 +182,9 @@ class FastEngine:
         self.static_shapes = False
         self.graph_keys: set[tuple] = set()
         self.cache_allocations = 0
+        # called before every denoise step (a scheduling point: e.g. an agent's scene lane waits there while a
+        # plan decodes in another thread); never changes a token
+        self.between_steps: Callable[[], None] | None = None
 
     # -- settings and buffers -------------------------------------------------------
     @staticmethod
@@ -547,6 +550,8 @@ class FastEngine:
         """
         cap, threshold, mask_id = config.step_cap, float(config.confidence_threshold), self.vla.mask_token_id
         for step in range(1, cap + 1):
+            if self.between_steps is not None:
+                self.between_steps()
             kind = "fused" if block.fused and step == 1 else "step"
             columns = None
             if mode.prune:  # the last layer runs only the still-masked columns
