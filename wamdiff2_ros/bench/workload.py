@@ -7,6 +7,7 @@ import os
 import numpy as np
 import torch
 
+from wamdiff2_ros.data.samples import QUESTIONS
 from wamdiff2_ros.data.world import World
 from wamdiff2_ros.model import prompts
 from wamdiff2_ros.model.inputs import build_inputs
@@ -45,7 +46,8 @@ def driving_questions(samples: int, seed: int = 0) -> list[tuple[str, list]]:
         elif kind == 1:
             question = prompts.perception_question()
         else:
-            question = prompts.understanding_question("Is there a vehicle ahead of the ego vehicle in its lane?")
+            # a question the checkpoints were trained on (an untrained wording is answered with the end token alone)
+            question = prompts.understanding_question(QUESTIONS["lead_presence"])
         out.append((question, [image]))
     return out
 
