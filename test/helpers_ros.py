@@ -29,6 +29,33 @@ def ros_environment(repo: pathlib.Path = REPO) -> dict[str, str]:
     return env
 
 
+def stamped_image(stamp_ns: int):
+    """A 64x32 rgb8 sensor_msgs/Image stamped ``stamp_ns``, its pixels seeded by the stamp."""
+    import numpy as np
+    from sensor_msgs.msg import Image
+
+    from wamdiff2_ros.ros.image_conversion import rgb_to_image
+    from wamdiff2_ros.ros.msg_utils import fill_stamp
+
+    pixels = np.random.default_rng(stamp_ns % 997).integers(0, 255, (32, 64, 3), dtype=np.uint8)
+    msg = rgb_to_image(Image, pixels, "rgb8")
+    fill_stamp(msg.header.stamp, stamp_ns)
+    return msg
+
+
+def stamped_odometry(stamp_ns: int, speed: float = 3.0):
+    """A nav_msgs/Odometry stamped ``stamp_ns``: identity orientation, ``speed`` m/s forward."""
+    from nav_msgs.msg import Odometry
+
+    from wamdiff2_ros.ros.msg_utils import fill_stamp
+
+    msg = Odometry()
+    fill_stamp(msg.header.stamp, stamp_ns)
+    msg.pose.pose.orientation.w = 1.0
+    msg.twist.twist.linear.x = speed
+    return msg
+
+
 class RosPeer:
     """An rclpy node inside the test process, in its own context and DDS domain."""
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import itertools
 import time
 
-import numpy as np
 import pytest
 from conftest import process_output
+from helpers_ros import stamped_image, stamped_odometry
 
 pytestmark = pytest.mark.ros
 T0 = 1_800_000_000_000_000_000
@@ -31,29 +31,6 @@ def _stamp() -> int:
 def _drive_args(*extra: str) -> list[str]:
     return ["-m", "wamdiff2_ros.ros.drive_node", "--ros-args", "-p", "model_path:=preset:tiny", "-p", "tasks:=[planning]",
             "-p", "max_new_tokens:=16", "-p", "accel_topic:=''", *extra]
-
-
-def _image(stamp: int):
-    from sensor_msgs.msg import Image
-
-    from wamdiff2_ros.ros.image_conversion import rgb_to_image
-    from wamdiff2_ros.ros.msg_utils import fill_stamp
-
-    msg = rgb_to_image(Image, np.random.default_rng(stamp % 997).integers(0, 255, (32, 64, 3), dtype=np.uint8), "rgb8")
-    fill_stamp(msg.header.stamp, stamp)
-    return msg
-
-
-def _odometry(stamp: int):
-    from nav_msgs.msg import Odometry
-
-    from wamdiff2_ros.ros.msg_utils import fill_stamp
-
-    msg = Odometry()
-    fill_stamp(msg.header.stamp, stamp)
-    msg.pose.pose.orientation.w = 1.0
-    msg.twist.twist.linear.x = 3.0
-    return msg
 
 
 def _status(diagnostics, name: str) -> dict[str, str]:
@@ -82,9 +59,9 @@ class Vehicle:
 
     def send(self) -> int:
         stamp = _stamp()
-        self.odom_pub.publish(_odometry(stamp))
+        self.odom_pub.publish(stamped_odometry(stamp))
         self.peer.spin_for(0.05)
-        self.image_pub.publish(_image(stamp))
+        self.image_pub.publish(stamped_image(stamp))
         self.sent.append(stamp)
         return stamp
 
@@ -136,7 +113,7 @@ def test_image_flood_with_fast_diagnostics_never_ends_the_node(repo, ros_env, pr
     assert ros_peer.spin_until(lambda: _status(diagnostics, "flood/drive_node").get("model_state") == "ready"
                                or proc.poll() is not None, 120), process_output(proc)
     assert ros_peer.spin_until(lambda: ros_peer.node.count_subscribers("/flood/cameras/CAM_F0/image") == 1, 30)
-    image = _image(_stamp())
+    image = stamped_image(_stamp())
     end = time.monotonic() + 8.0
     sent = 0
     while time.monotonic() < end:  # thousands of images
@@ -146,7 +123,7 @@ def test_image_flood_with_fast_diagnostics_never_ends_the_node(repo, ros_env, pr
         sent += 1
         time.sleep(0.001)  # about 1 kHz: faster, Fast DDS refuses the publisher's own writes
         if sent % 50 == 0:
-            car.odom_pub.publish(_odometry(stamp))
+            car.odom_pub.publish(stamped_odometry(stamp))
             ros_peer.executor.spin_once(timeout_sec=0)
     marker = len(diagnostics)
     assert ros_peer.spin_until(lambda: len(diagnostics) > marker + 20, 20), "diagnostics stopped"

@@ -13,6 +13,7 @@ so the test fails on the old behaviour.
 from __future__ import annotations
 
 import pytest
+from helpers_ros import stamped_image, stamped_odometry
 
 pytestmark = pytest.mark.ros
 
@@ -63,29 +64,6 @@ def sim_drive(ros_env):
         rclpy.try_shutdown(context=context)
 
 
-def _image(stamp_ns: int):
-    import numpy as np
-    from sensor_msgs.msg import Image
-
-    from wamdiff2_ros.ros.image_conversion import rgb_to_image
-    from wamdiff2_ros.ros.msg_utils import fill_stamp
-
-    msg = rgb_to_image(Image, np.full((32, 64, 3), 128, dtype=np.uint8))
-    fill_stamp(msg.header.stamp, stamp_ns)
-    return msg
-
-
-def _odometry(stamp_ns: int):
-    from nav_msgs.msg import Odometry
-
-    from wamdiff2_ros.ros.msg_utils import fill_stamp
-
-    msg = Odometry()
-    fill_stamp(msg.header.stamp, stamp_ns)
-    msg.twist.twist.linear.x = 5.0
-    return msg
-
-
 def _advance_clock(drive, executor, clock_pub, to_ns: int, timeout: float = 10.0) -> bool:
     """Publish /clock at ``to_ns`` and spin until the node's clock reads it (republished: discovery may lag)."""
     import time
@@ -123,8 +101,8 @@ def test_input_before_first_clock_is_recorded_at_its_stamp(sim_drive):
     assert drive.node.get_clock().now().nanoseconds == 0, "precondition: no /clock received yet"
 
     # the race, forced: the image and odometry callbacks run before any /clock
-    drive.on_image(CAMERA, _image(T_NS), compressed=False)
-    drive.on_odometry(_odometry(T_NS))
+    drive.on_image(CAMERA, stamped_image(T_NS), compressed=False)
+    drive.on_odometry(stamped_odometry(T_NS, speed=5.0))
     assert drive.counts["bad_image"] == 0, drive.last_error
     assert drive.node.get_clock().now().nanoseconds == 0, "a /clock arrived during the callbacks"
     # (a) arrivals recorded at the message stamp T, not at the clock's 0
