@@ -402,9 +402,8 @@ class DrivingAgent:
     def _decode_group(self, ctx: FrameContext, group: list[str]) -> list[TaskOutput]:
         """Decode ``group`` (one task, or several as rows of one batch from the shared prefix)."""
         # in the method: torch (see the module docstring)
-        from wamdiff2_ros.decoding.api import check_model, generate
+        from wamdiff2_ros.decoding.api import check_model
         from wamdiff2_ros.decoding.fast import FastEngine
-        from wamdiff2_ros.decoding.outputs import row_stats
 
         config = self.config_for(group)
         check_model(self.vla, config)
@@ -418,7 +417,7 @@ class DrivingAgent:
             if planning:
                 self._planning_idle.clear()
             try:
-                result, stats = self._decode_in_lane(lane, ctx, group, config, generate, row_stats)
+                result, stats = self._decode_in_lane(lane, ctx, group, config)
             finally:
                 if planning:
                     self._planning_idle.set()
@@ -434,9 +433,13 @@ class DrivingAgent:
         """The scene lane's scheduling point: wait while a plan decodes (at most ``SCENE_WAIT_S``)."""
         self._planning_idle.wait(SCENE_WAIT_S)
 
-    def _decode_in_lane(self, lane: _Lane, ctx: FrameContext, group: list[str], config: DecodeConfig,
-                        generate, row_stats) -> tuple[Any, list[DecodeStats]]:
+    def _decode_in_lane(self, lane: _Lane, ctx: FrameContext, group: list[str],
+                        config: DecodeConfig) -> tuple[Any, list[DecodeStats]]:
         """Decode ``group`` of ``ctx`` with ``lane``'s engine (the caller holds the lane's lock)."""
+        # in the method: torch (see the module docstring)
+        from wamdiff2_ros.decoding.api import generate
+        from wamdiff2_ros.decoding.outputs import row_stats
+
         if ctx.prefix is not None:
             rows = [ctx.tasks.index(t) for t in group]
             result = lane.engine.generate_from_prefix(ctx.prefix, rows, config)
