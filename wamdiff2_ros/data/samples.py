@@ -143,8 +143,9 @@ def _base_meta(scene: Scene) -> dict[str, Any]:
     }
 
 
-def planning_sample(scene: Scene, cameras: Sequence[str] = ("CAM_F0",), frames_per_camera: int = 1) -> Sample:
-    """The reference's planning sample: command, velocity, acceleration -> 8 waypoints."""
+def planning_sample(scene: Scene, cameras: Sequence[str] = ("CAM_F0",), frames_per_camera: int = 1,
+                    plan_style: str = "plain") -> Sample:
+    """The reference's planning sample: command, velocity, acceleration -> 8 waypoints (``codecs.PLAN_STYLES``)."""
     frame = scene.current_frame
     command = prompts.command_from_one_hot(frame.ego_status.driving_command)
     trajectory = scene.future_trajectory(prompts.NUM_WAYPOINTS)
@@ -158,7 +159,7 @@ def planning_sample(scene: Scene, cameras: Sequence[str] = ("CAM_F0",), frames_p
     )
     meta = _base_meta(scene) | {"command": command, "trajectory": np.round(trajectory, 4).tolist()}
     return Sample("planning", f"{scene.token}_planning", images, question,
-                  codecs.encode_planning(trajectory[:, :2]), meta)
+                  codecs.encode_planning(trajectory[:, :2], plan_style), meta)
 
 
 # --------------------------------------------------------------------------- perception

@@ -48,6 +48,7 @@ from wamdiff2_ros.model.prompts import (
     NUM_WAYPOINTS,
     WAYPOINT_INTERVAL_S,
     format_number,
+    format_number_fixed,
 )
 
 __all__ = [
@@ -303,8 +304,19 @@ def _check_position(name: str, value: float) -> None:
 # --------------------------------------------------------------------------- planning
 
 
-def encode_planning(waypoints: np.ndarray | Sequence[Sequence[float]] | PlanningAnswer) -> str:
-    """Text of 8 waypoints (x, y) metres: ``x1,y1,...,x8,y8`` with 2 decimals."""
+#: planning answer styles: ``plain`` numbers (``5.16,0.00,10.34,-0.01``) or ``fixed`` width (``05.16,00.00,10.34,-00.01``,
+#: ``prompts.format_number_fixed``); the parser reads both. Fixed width puts every character of a plan at a place that
+#: does not depend on how many digits the numbers before it have: a block-diffusion model commits far-ahead commas
+#: and points in parallel, and a plain number that grows a digit (``9.97`` -> ``10.07``) shifts everything after it,
+#: which is where parallel decoding doubles or loses characters (``9..7``, ``1.10`` for ``11.10``). The tokenizer
+#: writes ``,-`` as one token, so ``,05.16`` and ``,-05.16`` take the same number of tokens.
+PLAN_STYLES = ("plain", "fixed")
+
+
+def encode_planning(waypoints: np.ndarray | Sequence[Sequence[float]] | PlanningAnswer, style: str = "plain") -> str:
+    """Text of 8 waypoints (x, y) metres: ``x1,y1,...,x8,y8`` with 2 decimals, in a :data:`PLAN_STYLES` style."""
+    if style not in PLAN_STYLES:
+        raise ValueError(f"planning style {style!r} not in {PLAN_STYLES}")
     if isinstance(waypoints, PlanningAnswer):
         waypoints = waypoints.waypoints
     try:
@@ -317,7 +329,8 @@ def encode_planning(waypoints: np.ndarray | Sequence[Sequence[float]] | Planning
         raise ValueError(f"waypoints must be finite, got {arr.tolist()}")
     if np.any(np.abs(arr) > MAX_ABS_POSITION_M):
         raise ValueError(f"waypoints must lie within +-{MAX_ABS_POSITION_M:g} m, got max |v| {np.abs(arr).max():.2f}")
-    return ",".join(format_number(v) for v in arr.reshape(-1))
+    number = format_number if style == "plain" else format_number_fixed
+    return ",".join(number(v) for v in arr.reshape(-1))
 
 
 def _answer_body(text: object, task: str, max_chars: int, empty_reason: str) -> str | ParseError:

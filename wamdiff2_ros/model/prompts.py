@@ -154,6 +154,17 @@ def format_number(value: float, decimals: int = 2) -> str:
     return text
 
 
+def format_number_fixed(value: float, int_digits: int = 2, decimals: int = 2) -> str:
+    """Zero-padded text of ``value``: ``int_digits`` integer digits, ``decimals`` digits, ``-`` for negatives.
+
+    ``8.3 -> "08.30"``, ``-13.571 -> "-13.57"``; never ``-00.00``. A value that needs more integer digits
+    gets them (``123.40``): the width is fixed below ``10 ** int_digits``.
+    """
+    text = format_number(value, decimals)
+    sign = "-" if text.startswith("-") else ""
+    return sign + text.lstrip("-").zfill(int_digits + 1 + decimals)
+
+
 def command_to_one_hot(name: str) -> np.ndarray:
     """NAVSIM one-hot vector (int64, length 4) of a driving command name."""
     if not isinstance(name, str):

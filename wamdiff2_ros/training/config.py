@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from wamdiff2_ros.data.tokenized import DataConfig
+from wamdiff2_ros.model.codecs import PLAN_STYLES
 
 STAGES = ("ar", "adapt", "distill_block", "distill_model")
 MIXED_PRECISION = ("no", "bf16", "fp16")
@@ -105,9 +106,12 @@ class TrainConfig:
         unknown = [t for t in self.data.tasks if t not in ("planning", "perception", "understanding")]
         if unknown or not self.data.tasks:
             raise bad("data.tasks", "must be a non-empty subset of planning, perception, understanding")
-        if isinstance(self.data.oversample_starts, bool) or not isinstance(self.data.oversample_starts, int) \
-                or self.data.oversample_starts < 1:
-            raise bad("data.oversample_starts", "must be an integer >= 1 (1: off)")
+        if self.data.plan_style not in PLAN_STYLES:
+            raise bad("data.plan_style", f"must be one of {', '.join(PLAN_STYLES)}")
+        for name in ("oversample_starts", "oversample_turns"):
+            factor = getattr(self.data, name)
+            if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+                raise bad(f"data.{name}", "must be an integer >= 1 (1: off)")
         return self
 
     @property
