@@ -17,7 +17,8 @@
 # Every choice (checkpoint, threshold, variant) is made on the validation split; the test split is scored once,
 # by the results command, at the end. Usage: tools/paper_recipe.sh PHASE [PHASE...] | all
 #   env: PY (python), RUNS (runs/paper), DATA (runs/data), NPROC (torchrun processes, 1: none),
-#        AR_EQUAL_STEPS (see ar_equal_compute), SMOKE=1 (every stage a couple of steps on a tiny data set: checks the commands, not the models)
+#        AR_EQUAL_STEPS (see ar_equal_compute), SMOKE=1 (every stage a couple of steps on a tiny data set: checks the commands, not the models),
+#        OVERRIDES (key=value settings given to every stage, e.g. "data.plan_style=fixed": a data change of a whole lineage)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -43,7 +44,7 @@ train() {  # train SUBCOMMAND CONFIG OUT [INIT] [TEACHER] [overrides...]
   elif [ -n "$init" ]; then extra+=("init=$RUNS/$init"); fi
   if [ -n "$teacher" ]; then extra+=("teacher=$RUNS/$teacher"); fi
   # shellcheck disable=SC2046
-  "${cmd[@]}" train "$sub" --config "$CFG/$cfg" "${extra[@]}" $(smoke_overrides) "$@"
+  "${cmd[@]}" train "$sub" --config "$CFG/$cfg" "${extra[@]}" $(smoke_overrides) ${OVERRIDES:-} "$@"
 }
 
 data() {
