@@ -96,8 +96,16 @@ converged() {
   echo "converged: $RUNS/tiny-ar <- $CONVERGED_FROM (records $CONVERGED_RECORDS)"
 }
 
+# AR_START: the AR run stage I and the equal-compute AR start from (tiny-ar; tiny-ar-restyled after `restyle`)
+AR_START=${AR_START:-tiny-ar}
+# restyle: the AR continued RESTYLE_STEPS steps on OVERRIDES' data before stage I, when a lineage changes the
+# answers' format (OVERRIDES="data.plan_style=fixed"): both the student and its AR baseline then start from it.
+#   RUNS=runs/paper3 OVERRIDES="data.plan_style=fixed" AR_START=tiny-ar-restyled AR_EQUAL_STEPS=3000 \
+#     tools/paper_recipe.sh converged restyle stage1 stage2 teacher stage3 ar-equal-compute
+restyle() { train ar ar.yaml tiny-ar-restyled tiny-ar "" "steps=${RESTYLE_STEPS:-500}"; }
+
 stage1() {
-  train adapt adapt_b4.yaml tiny-b4 tiny-ar ""
+  train adapt adapt_b4.yaml tiny-b4 "$AR_START" ""
   train adapt adapt_b8.yaml tiny-b8 tiny-b4 ""
   train adapt adapt_b16.yaml tiny-b16 tiny-b8 ""
   train adapt adapt_b32.yaml tiny-b32 tiny-b16 ""
@@ -131,7 +139,7 @@ ar_equal_compute() {  # continue tiny-ar (a copy) until its compute >= the stude
             --lineage tiny-ar tiny-b4 tiny-b8 tiny-b16 tiny-b32 tiny-b32-s2 tiny-b32-s3)
   fi
   echo "AR baseline: continued by $steps steps (to the compute of the student's own lineage)"
-  train ar ar.yaml tiny-ar-equal tiny-ar "" "steps=$steps"
+  train ar ar.yaml tiny-ar-equal "$AR_START" "" "steps=$steps"
 }
 
 ablation() { ablation_kd_cf; ablation_offpolicy; stage2_t32; }
@@ -155,13 +163,14 @@ ablation_kd_cf() {
 ablation_offpolicy() { train distill-block distill_block_offpolicy.yaml tiny-b32-s2-offpolicy tiny-b32 tiny-b4; }
 
 phases=("$@")
-if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|converged|stage1|stage2|teacher|mid|stage3|ar-equal-compute|ablation[-kd-cf|-offpolicy]|stage2-t32|all ..." >&2; exit 2; fi
+if [ ${#phases[@]} -eq 0 ]; then echo "usage: $0 data|ar|converged|restyle|stage1|stage2|teacher|mid|stage3|ar-equal-compute|ablation[-kd-cf|-offpolicy]|stage2-t32|all ..." >&2; exit 2; fi
 if [ "${phases[0]}" = all ]; then phases=(data ar stage1 stage2 teacher stage3 ar-equal-compute ablation); fi
 for phase in "${phases[@]}"; do
   case "$phase" in
     data) data ;;
     ar) ar ;;
     converged) converged ;;
+    restyle) restyle ;;
     stage1) stage1 ;;
     stage2) stage2 ;;
     teacher) teacher_phase ;;

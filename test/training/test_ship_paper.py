@@ -33,6 +33,11 @@ def test_config_of_follows_the_recipe():
     assert paper_card.run_name("runs/paper2/tiny-b16") == "conv-b16"
     assert paper_card.run_name("runs/paper2/deep-b32") == "conv-deep-b32"
     assert paper_card.run_name("runs/paper/tiny-b16") == "tiny-b16" and paper_card.run_name("") == ""
+    # the fixed-width-plan lineage (runs/paper3): the same configs, its AR restyled first
+    assert paper_card.config_of("fix-b32-s3") == ("distill-model", "distill_model.yaml")
+    assert paper_card.config_of("fix-ar-restyled") == ("ar", "ar.yaml")
+    assert paper_card.run_name("runs/paper3/tiny-ar-restyled") == "fix-ar-restyled"
+    assert paper_card.run_name("runs/paper3/deep-b32") == "fix-deep-b32"
     with pytest.raises(ValueError):
         paper_card.config_of("v3-b32-kd")
 

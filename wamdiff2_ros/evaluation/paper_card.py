@@ -21,13 +21,21 @@ STAGES = {"ar": "stage 0 (AR)", "adapt": "stage I (block adaptation)",
           "distill-model": "stage III (model distillation)"}
 
 
+#: later lineages of tools/paper_recipe.sh, trained in their own runs folder under the first lineage's names and
+#: shown in the table with a prefix: the converged start (runs/paper2, conv-*) and the converged start with
+#: fixed-width plans (runs/paper3, fix-*)
+LINEAGE_PREFIXES = {"paper2": "conv", "paper3": "fix"}
+
+
 def config_of(run: str) -> tuple[str, str]:
     """``(train subcommand, config file under config/train/paper)`` of a run of tools/paper_recipe.sh."""
-    if run.startswith("conv-"):  # the converged-start lineage: the same configs (runs/paper2, tools/paper_recipe.sh)
-        base = run.removeprefix("conv-")
-        return config_of(base if base.startswith("deep-") else f"tiny-{base}")
+    for prefix in LINEAGE_PREFIXES.values():  # a later lineage: the same configs
+        if run.startswith(f"{prefix}-"):
+            base = run.removeprefix(f"{prefix}-")
+            return config_of(base if base.startswith("deep-") else f"tiny-{base}")
     prefix, _, rest = run.partition("-")
     fixed = {"tiny-ar": ("ar", "ar.yaml"), "tiny-ar-equal": ("ar", "ar.yaml"), "mid-ar": ("ar", "mid_ar.yaml"),
+             "tiny-ar-restyled": ("ar", "ar.yaml"),
              "deep-b32": ("adapt", "deep_adapt_b32.yaml"),
              "tiny-b32-s2": ("distill-block", "distill_block.yaml"),
              "tiny-b32-s3": ("distill-model", "distill_model.yaml"),
@@ -42,12 +50,14 @@ def config_of(run: str) -> tuple[str, str]:
 
 
 def run_name(path: str) -> str:
-    """The table's name of a run folder: the converged-start lineage trained in runs/paper2 under the first
-    lineage's names (its tiny-ar is tiny-ar-equal, copied; its tiny-<x> and deep-<x> are conv-<x>, conv-deep-<x>)."""
+    """The table's name of a run folder: a later lineage is trained in its own folder under the first lineage's
+    names (its tiny-ar is tiny-ar-equal, copied; in runs/paper2 its tiny-<x> and deep-<x> are conv-<x>,
+    conv-deep-<x>; in runs/paper3 fix-<x>, fix-deep-<x>)."""
     name = Path(path).name
-    if Path(path).parent.name != "paper2" or not name:
+    prefix = LINEAGE_PREFIXES.get(Path(path).parent.name)
+    if prefix is None or not name:
         return name
-    return "tiny-ar-equal" if name == "tiny-ar" else f"conv-{name.removeprefix('tiny-')}"
+    return "tiny-ar-equal" if name == "tiny-ar" else f"{prefix}-{name.removeprefix('tiny-')}"
 
 
 def lineage_rows(runs: Path, lineage: Sequence[str],
