@@ -1,4 +1,4 @@
-"""data.oversample_starts / oversample_turns: start-from-standstill or turning planning rows repeated, nothing else touched."""
+"""data.oversample_starts (start-from-standstill planning rows repeated, nothing else touched) and data.plan_style."""
 
 from __future__ import annotations
 
@@ -7,12 +7,8 @@ import json
 import pytest
 
 from wamdiff2_ros.data.tokenized import (
-    DataConfig,
-    oversample,
     oversample_starts,
-    oversample_turns,
     starts_from_standstill,
-    turns,
 )
 from wamdiff2_ros.training.config import TrainConfig
 
@@ -39,31 +35,7 @@ def test_only_plans_that_move_off_from_a_stop_are_repeated():
         oversample_starts(rows, 0)
 
 
-def _turn(lateral):
-    return [[4.0 * (i + 1), lateral * ((i + 1) / 8) ** 2, 0.0] for i in range(8)]
-
-
-def test_only_plans_that_end_to_the_side_are_turns():
-    left, right, lane_change = (_row("planning", _turn(y), n) for y, n in ((9.0, "left"), (-12.0, "right"), (1.5, "lc")))
-    start = _row("planning", _line(0.1, 6.0), "start")
-    qa = {"task": "understanding", "id": "qa", "meta": "{}"}
-    assert [turns(r) for r in (left, right, lane_change, start, qa)] == [True, True, False, False, False]
-    rows = [left, right, lane_change, start, qa]
-    assert [r["id"] for r in oversample_turns(rows, 2)] == ["left", "right", "lc", "start", "qa", "left", "right"]
-    with pytest.raises(ValueError, match="oversample_turns"):
-        oversample_turns(rows, 0)
-
-
-def test_both_oversamplings_together_copy_each_selected_row_from_the_originals():
-    start_turning = _row("planning", [[0.1, 0.0, 0.0]] + _turn(8.0)[1:], "start-turning")
-    cruise = _row("planning", _line(4.0, 32.0), "cruise")
-    rows = [start_turning, cruise]
-    data = DataConfig(logs_dir="x", oversample_starts=2, oversample_turns=3)
-    assert [r["id"] for r in oversample(rows, data)] == ["start-turning", "cruise"] + ["start-turning"] * 3
-    assert oversample(rows, DataConfig(logs_dir="x")) is rows
-
-
-@pytest.mark.parametrize("name", ["oversample_starts", "oversample_turns"])
+@pytest.mark.parametrize("name", ["oversample_starts"])
 def test_config_refuses_a_bad_factor(name):
     cfg = TrainConfig(output_dir="out")
     cfg.data.logs_dir = "x"

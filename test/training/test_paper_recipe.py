@@ -107,12 +107,12 @@ def test_overrides_reach_every_stage_of_a_lineage():
     """OVERRIDES (e.g. a data change of a whole lineage) is given to each training command of a phase."""
     import os
 
-    env = {**os.environ, "PY": "echo", "RUNS": "runs/x", "OVERRIDES": "data.plan_style=fixed data.oversample_turns=2"}
+    env = {**os.environ, "PY": "echo", "RUNS": "runs/x", "OVERRIDES": "data.plan_style=fixed data.oversample_starts=2"}
     out = subprocess.run(["bash", str(RECIPE), "stage1", "stage2"], capture_output=True, text=True, env=env, cwd=REPO)
     assert out.returncode == 0, out.stderr
     commands = [line for line in out.stdout.splitlines() if line.startswith("-m wamdiff2_ros.cli train")]
     assert len(commands) == 5  # B=4, 8, 16, 32 and stage II
-    assert all(c.endswith("data.plan_style=fixed data.oversample_turns=2") for c in commands)
+    assert all(c.endswith("data.plan_style=fixed data.oversample_starts=2") for c in commands)
     plain = subprocess.run(["bash", str(RECIPE), "stage2"], capture_output=True, text=True,
                            env={**env, "OVERRIDES": ""}, cwd=REPO)
     assert "plan_style" not in plain.stdout

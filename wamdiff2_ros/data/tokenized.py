@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,9 +49,6 @@ class DataConfig:
     # planning samples that start from a standstill (ego stopped, the plan moves off) are ~3 % of a synthetic
     # split; repeat each this many times in total (1: as they come). Not part of the tokenised cache.
     oversample_starts: int = 1
-    # planning samples whose plan turns (ends >= TURN_M to the side) are ~8 % of a synthetic split, and models trained
-    # on it drive straight through the turns of the closed-loop routes; repeat each this many times in total (1: off)
-    oversample_turns: int = 1
     # planning answers as plain or fixed-width numbers (codecs.PLAN_STYLES); part of the tokenised cache's key
     plan_style: str = "plain"
 
@@ -167,7 +163,7 @@ class TokenizedDataset:
         if cache_dir:
             path = Path(cache_dir) / f"samples-{_cache_key(data, vla)}.pt"
             if path.is_file():
-                return cls(oversample(torch.load(path, weights_only=True), data))
+                return cls(oversample_starts(torch.load(path, weights_only=True), data.oversample_starts))
             if not build:
                 raise FileNotFoundError(f"no tokenised cache {path}")
         samples = build_samples(data)
@@ -181,14 +177,12 @@ class TokenizedDataset:
             tmp = path.with_suffix(f".tmp{random.getrandbits(32)}")
             torch.save(rows, tmp)
             tmp.replace(path)
-        return cls(oversample(rows, data))
+        return cls(oversample_starts(rows, data.oversample_starts))
 
 
 #: a plan "starts from a standstill" when its first waypoint (0.5 s) is within STILL_M of the ego and its
 #: last (4 s) at least MOVES_M away
 STILL_M, MOVES_M = 0.3, 3.0
-#: a plan "turns" when its last waypoint (4 s) is at least TURN_M to the side of the ego's heading
-TURN_M = 3.0
 
 
 def starts_from_standstill(row: dict[str, Any]) -> bool:
@@ -199,38 +193,14 @@ def starts_from_standstill(row: dict[str, Any]) -> bool:
     return bool(np.hypot(*xy[0]) < STILL_M and np.hypot(*xy[-1]) >= MOVES_M)
 
 
-def turns(row: dict[str, Any]) -> bool:
-    """True for a planning row whose ground truth ends at least TURN_M to the side (a turn at an intersection)."""
-    if row.get("task") != "planning":
-        return False
-    return bool(abs(trajectory_of(row)[-1, 1]) >= TURN_M)
-
-
-def _repeat(rows: list[dict[str, Any]], factor: int, keep: Callable[[dict[str, Any]], bool],
-            name: str) -> list[dict[str, Any]]:
-    """``rows`` with every row that ``keep`` selects repeated ``factor`` times in total (the copies after the rest)."""
-    if factor < 1:
-        raise ValueError(f"data.{name} must be >= 1, got {factor}")
-    if factor == 1:
-        return rows
-    return rows + [r for r in rows if keep(r)] * (factor - 1)
-
-
 def oversample_starts(rows: list[dict[str, Any]], factor: int) -> list[dict[str, Any]]:
     """``rows`` with every start-from-standstill planning row repeated ``factor`` times in total (after the rest)."""
-    return _repeat(rows, factor, starts_from_standstill, "oversample_starts")
-
-
-def oversample_turns(rows: list[dict[str, Any]], factor: int) -> list[dict[str, Any]]:
-    """``rows`` with every turning planning row repeated ``factor`` times in total (after the rest)."""
-    return _repeat(rows, factor, turns, "oversample_turns")
-
-
-def oversample(rows: list[dict[str, Any]], data: DataConfig) -> list[dict[str, Any]]:
-    """Both oversamplings of ``data`` (each selects from the rows as they come, so a row is never copied twice over)."""
-    extra_starts = oversample_starts(rows, data.oversample_starts)[len(rows):]
-    extra_turns = oversample_turns(rows, data.oversample_turns)[len(rows):]
-    return rows + extra_starts + extra_turns if extra_starts or extra_turns else rows
+    if factor < 1:
+        raise ValueError(f"data.oversample_starts must be >= 1, got {factor}")
+    if factor == 1:
+        return rows
+    starts = [r for r in rows if starts_from_standstill(r)]
+    return rows + starts * (factor - 1)
 
 
 def prompt_of(row: dict[str, Any]) -> dict[str, torch.Tensor]:

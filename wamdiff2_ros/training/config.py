@@ -108,10 +108,9 @@ class TrainConfig:
             raise bad("data.tasks", "must be a non-empty subset of planning, perception, understanding")
         if self.data.plan_style not in PLAN_STYLES:
             raise bad("data.plan_style", f"must be one of {', '.join(PLAN_STYLES)}")
-        for name in ("oversample_starts", "oversample_turns"):
-            factor = getattr(self.data, name)
-            if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
-                raise bad(f"data.{name}", "must be an integer >= 1 (1: off)")
+        if isinstance(self.data.oversample_starts, bool) or not isinstance(self.data.oversample_starts, int) \
+                or self.data.oversample_starts < 1:
+            raise bad("data.oversample_starts", "must be an integer >= 1 (1: off)")
         return self
 
     @property
