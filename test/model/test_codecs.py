@@ -179,26 +179,46 @@ def test_fixed_planning_round_trip(waypoints: np.ndarray) -> None:
     assert c.encode_planning(result.waypoints, "fixed") == text
 
 
+@SETTINGS
+@given(waypoint_arrays)
+def test_fixed1_planning_round_trip(waypoints: np.ndarray) -> None:
+    text = c.encode_planning(waypoints, "fixed1")
+    assert "-00.0," not in text + "," and " " not in text
+    for item in text.split(","):  # below 100 m every number is dd.d or -dd.d
+        magnitude = item.lstrip("-")
+        assert len(magnitude) == 4 or float(magnitude) >= 99.95, item
+    result = c.parse_planning(text)
+    assert isinstance(result, c.PlanningAnswer), result
+    np.testing.assert_allclose(result.waypoints, waypoints, atol=0.05 + 1e-9, rtol=0)
+    assert c.encode_planning(result.waypoints, "fixed1") == text
+
+
 def test_fixed_planning_style_is_zero_padded() -> None:
     plan = [[5.16, 0.0], [10.34, -0.01], [15.5, -0.004], [19.996, -10.71], [41.63, 0.0], [0, 0], [1, 2], [123.4, 4]]
     assert c.encode_planning(plan, "fixed") == ("05.16,00.00,10.34,-00.01,15.50,00.00,20.00,-10.71,41.63,00.00,"
                                                 "00.00,00.00,01.00,02.00,123.40,04.00")
     assert c.encode_planning(plan) == "5.16,0.00,10.34,-0.01,15.50,0.00,20.00,-10.71,41.63,0.00,0.00,0.00,1.00,2.00,123.40,4.00"
+    assert c.encode_planning(plan, "fixed1") == ("05.2,00.0,10.3,00.0,15.5,00.0,20.0,-10.7,41.6,00.0,"
+                                                 "00.0,00.0,01.0,02.0,123.4,04.0")
     with pytest.raises(ValueError, match="style"):
         c.encode_planning(plan, "wide")
 
 
 def test_fixed_plan_numbers_take_the_same_number_of_tokens() -> None:
-    """The point of the fixed style: every number after the first is 6 tokens, whatever its sign and size."""
+    """The point of the fixed styles: every number after the first is 6 tokens (``fixed1``: 5), whatever its sign
+    and size; the plain style's widths vary."""
     from wamdiff2_ros.model.tokenizer import wrap_tokenizer
 
     tokenizer = wrap_tokenizer()
     plan = [[2.06, -0.31], [3.9, -1.16], [9.97, -2.47], [10.07, -4.14], [17.13, -9.06], [27.47, -10.2], [37.87, 0.0],
             [48.31, 3.57]]
-    for style, fixed in (("fixed", True), ("plain", False)):
+    for style, width in (("fixed", 6), ("fixed1", 5), ("plain", None)):
         text = c.encode_planning(plan, style)
         widths = [len(tokenizer.encode("," + item, add_special_tokens=False)) for item in text.split(",")[1:]]
-        assert (len(set(widths)) == 1) == fixed, (style, widths)
+        if width is None:
+            assert len(set(widths)) > 1, widths
+        else:
+            assert set(widths) == {width}, (style, widths)
 
 
 @pytest.mark.parametrize(
