@@ -55,7 +55,8 @@ def test_recipe_phases():
     text = RECIPE.read_text()
     for phase in ("data", "ar", "stage1", "stage2", "teacher", "mid", "stage3", "ar-equal-compute", "ablation"):
         assert f"    {phase})" in text
-    assert '("synth-train", 24, 60, 1), ("synth-val", 4, 40, 2), ("synth-test", 8, 40, 4)' in text  # disjoint seeds
+    assert ('("synth-train", 24, 60, 1), ("synth-val", 4, 40, 2), ("synth-test", 8, 40, 4), ("synth-val-l", 12, 40, 5)'
+            in text)  # disjoint seeds
     bad = subprocess.run(["bash", str(RECIPE), "nonsense"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown phase" in bad.stderr
 
