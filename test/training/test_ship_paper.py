@@ -38,6 +38,9 @@ def test_config_of_follows_the_recipe():
     assert paper_card.config_of("fix-ar-restyled") == ("ar", "ar.yaml")
     assert paper_card.run_name("runs/paper3/tiny-ar-restyled") == "fix-ar-restyled"
     assert paper_card.run_name("runs/paper3/deep-b32") == "fix-deep-b32"
+    assert paper_card.config_of("fix1-b32-s2") == ("distill-block", "distill_block.yaml")  # not read as fix-*
+    assert paper_card.config_of("fix1-deep-b32") == ("adapt", "deep_adapt_b32.yaml")
+    assert paper_card.run_name("runs/paper4/tiny-b32-s3") == "fix1-b32-s3"
     with pytest.raises(ValueError):
         paper_card.config_of("v3-b32-kd")
 

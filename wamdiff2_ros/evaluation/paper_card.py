@@ -23,8 +23,8 @@ STAGES = {"ar": "stage 0 (AR)", "adapt": "stage I (block adaptation)",
 
 #: later lineages of tools/paper_recipe.sh, trained in their own runs folder under the first lineage's names and
 #: shown in the table with a prefix: the converged start (runs/paper2, conv-*) and the converged start with
-#: fixed-width plans (runs/paper3, fix-*)
-LINEAGE_PREFIXES = {"paper2": "conv", "paper3": "fix"}
+#: fixed-width plans (runs/paper3, fix-*), and with 1-decimal fixed-width plans (runs/paper4, fix1-*)
+LINEAGE_PREFIXES = {"paper2": "conv", "paper3": "fix", "paper4": "fix1"}
 
 
 def config_of(run: str) -> tuple[str, str]:
