@@ -268,8 +268,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--soak", action="store_true", help="one long cell: latency first vs last 30 s, memory")
     parser.add_argument("--soak-seconds", type=float, default=120.0)
     parser.add_argument("--soak-cell", default="all:1:b32")
+    parser.add_argument("--model", action="append", default=[], metavar="NAME=DIR",
+                        help="another checkpoint for the cells' MODEL field (repeatable), e.g. cand=runs/x")
     parser.add_argument("--json", default="bench_out/ros_latency.json")
     args = parser.parse_args(argv)
+    for spec in args.model:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path or ":" in name or "," in name:
+            parser.error(f"--model wants NAME=DIR (NAME without ':' or ','), got {spec!r}")
+        MODELS[name] = Path(path).resolve()
 
     from wamdiff2_ros.ros.launching import isolated_env
 

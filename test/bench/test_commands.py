@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import runpy
+import subprocess
 import sys
 
 import pytest
@@ -57,3 +58,17 @@ def test_bench_folder_holds_the_launchers_and_what_the_docs_run():
             assert (REPO / path).is_file(), f"{doc} names {path}, which does not exist"
         for name in re.findall(r"wamdiff2 bench ([a-z-]+)", text):
             assert name in SUBCOMMANDS, f"{doc} names `wamdiff2 bench {name}`, which is no sub-command"
+
+
+@pytest.mark.parametrize("spec", ["cand", "=runs/x", "a:b=runs/x"])
+def test_ros_latency_refuses_a_malformed_model(spec):
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "ros_latency.py"), "--model", spec],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--model wants NAME=DIR" in done.stderr, done.stderr
+
+
+def test_ros_latency_takes_a_named_model_into_its_cells(tmp_path):
+    """A --model NAME is a cell's MODEL; a folder without a checkpoint stops the bench before any node starts."""
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "ros_latency.py"), "--model", f"cand={tmp_path}",
+                           "--cells", "planning:1:cand"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "checkpoints missing" in done.stderr and str(tmp_path) in done.stderr, done.stderr
