@@ -55,39 +55,6 @@ def test_select_to_commit_rule():
     assert select_to_commit(conf, [False] * 4, 0.9, False) == []
 
 
-def test_digits_in_order_rule():
-    """A masked digit waits while its left neighbour is a masked digit; the vectorised rule is the same."""
-    from wamdiff2_ros.decoding.selection import commit_step
-
-    conf = [0.95, 0.97, 0.99, 0.96, 0.3, 0.92]
-    digit = [True, True, False, True, True, True]  # e.g. "1", "0", ".", "5", "2", "7"
-    everything = [True] * 6
-    assert select_to_commit(conf, everything, 0.9, False) == [0, 1, 2, 3, 5]
-    assert select_to_commit(conf, everything, 0.9, False, digit) == [0, 2, 3]  # 1 waits for 0, 4 and 5 wait
-    assert select_to_commit(conf, [False, True, True, True, True, True], 0.9, False, digit) == [1, 2, 3]
-    # none sure among the eligible: the most confident eligible one, never a waiting digit
-    assert select_to_commit([0.5, 0.8, 0.1], [True, True, True], 0.9, False, [True, True, True]) == [0]
-    assert select_to_commit(conf, everything, 0.9, True, digit) == list(range(6))  # step cap: fill all
-    vocab = 8  # token t is a digit for t < 5
-    pred = torch.tensor([[0, 1, 6, 2, 3, 4]])
-    logits = torch.full((1, 6, vocab), -10.0)
-    logits[0, torch.arange(6), pred[0]] = 10.0  # every position sure of its token
-    logits[0, :, 7] = 50.0  # the mask token (7) is never a prediction
-    ids, confidence = torch.zeros(1, 6, dtype=torch.long), torch.zeros(1, 6)
-    masked = torch.ones(1, 6, dtype=torch.bool)
-    table = torch.tensor([True] * 5 + [False] * 3)
-    commit_step(logits, ids, confidence, masked, 0.9, False, 7, table)
-    assert (~masked[0]).nonzero().squeeze(1).tolist() == [0, 2, 3]
-    assert ids[0, [0, 2, 3]].tolist() == [0, 6, 2]
-
-
-def test_digits_in_order_needs_a_tokenizer(vla, make_inputs):
-    from wamdiff2_ros.decoding import DecodeConfig, generate
-
-    with pytest.raises(ValueError, match="digits_in_order needs the model's tokenizer"):
-        generate(vla, make_inputs([6], seed=1), DecodeConfig(block_size=4, max_new_tokens=8, digits_in_order=True))
-
-
 def test_prompt_mask_matches_model_room_and_ignores_padding():
     from wamdiff2_ros.model import masks
     for block in (1, 3, 4):

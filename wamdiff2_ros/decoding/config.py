@@ -36,10 +36,6 @@ class DecodeConfig:
     fast engine, eager forwards (no CUDA graph), B > 1: the last decoder layer runs
     its queries only for the block positions still masked (keys and values for all),
     which gives the same tokens; False runs every position (for comparison).
-    ``digits_in_order`` (our own addition, not the paper's rule; off by default): a
-    masked position predicted as a digit is not committed while its left neighbour is
-    a masked position predicted as a digit, so a number's digits are committed most
-    significant first (``selection.waiting_digits``); both engines apply it.
     """
 
     block_size: int = 32
@@ -52,7 +48,6 @@ class DecodeConfig:
     prune_committed: bool = True
     dtype: str = "float32"
     device: str = "cpu"
-    digits_in_order: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -81,8 +76,6 @@ class DecodeConfig:
             raise bad("cuda_graphs", 'must be true, false or "auto"')
         if not isinstance(self.prune_committed, bool):
             raise bad("prune_committed", "must be true or false")
-        if not isinstance(self.digits_in_order, bool):
-            raise bad("digits_in_order", "must be true or false")
         if self.dtype not in DTYPES:
             raise bad("dtype", f"must be one of {DTYPES}")
         if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith("cuda")):

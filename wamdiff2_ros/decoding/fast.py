@@ -62,7 +62,7 @@ from .kv_cache import StaticKVCache
 from .outputs import build_result, device_clock
 from .prefix import SharedPrefix, SuffixBatch, VisionFeatures, shared_length, suffix_batch
 from .prompt import DecodeInputError, PreparedPrompt, prepare_prompt, prompt_block_mask
-from .selection import commit_step, digit_token_table
+from .selection import commit_step
 from .text_stack import TextStack
 
 __all__ = ["SLOT_ROUND", "FastEngine", "batch_bucket", "decode_mask"]
@@ -178,7 +178,6 @@ class FastEngine:
         self.cache: StaticKVCache | None = None
         self.rope_cos = self.rope_sin = None
         self.graphs = None
-        self._digit_tables: dict[torch.device, torch.Tensor] = {}
         self.plans: dict[tuple, FlashInferPlan] = {}
         self.static_shapes = False
         self.graph_keys: set[tuple] = set()
@@ -550,7 +549,6 @@ class FastEngine:
         block 0 is the fused forward (the previous block's clean forward rides along).
         """
         cap, threshold, mask_id = config.step_cap, float(config.confidence_threshold), self.vla.mask_token_id
-        digits = self._digit_table(block.ids.device) if config.digits_in_order else None
         for step in range(1, cap + 1):
             if self.between_steps is not None:
                 self.between_steps()
@@ -562,15 +560,9 @@ class FastEngine:
             state.forwards += 1
             if trace is not None:
                 trace.append(logits[:state.real_rows].float().cpu())
-            commit_step(logits, block.ids, block.conf, block.masked, threshold, step == cap, mask_id, digits)
+            commit_step(logits, block.ids, block.conf, block.masked, threshold, step == cap, mask_id)
             if not bool(block.masked.any()):  # host sync, once per step: is the block complete?
                 break
-
-    def _digit_table(self, device: torch.device) -> torch.Tensor:
-        """The (V,) digit-token table of ``digits_in_order``, built once per device."""
-        if device not in self._digit_tables:
-            self._digit_tables[device] = digit_token_table(self.vla.tokenizer, self.vla.vocab_size, device)
-        return self._digit_tables[device]
 
     @staticmethod
     def _masked_columns(block: Block) -> torch.Tensor:

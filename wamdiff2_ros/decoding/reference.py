@@ -30,21 +30,14 @@ from .commits import Commit
 from .config import DecodeConfig, DecodeResult
 from .outputs import build_result, device_clock
 from .prompt import prepare_prompt, prompt_block_mask, to_model_mask
-from .selection import digit_token_table, predict
+from .selection import predict
 
 
-def select_to_commit(confidence: list[float], masked: list[bool], threshold: float, fill_all: bool,
-                     is_digit: list[bool] | None = None) -> list[int]:
-    """Positions to commit in one row of a block (plain Python, the readable rule).
-
-    ``is_digit`` (per position: is its prediction a digit; ``DecodeConfig.digits_in_order``): a masked digit waits
-    while its left neighbour is a masked digit.
-    """
+def select_to_commit(confidence: list[float], masked: list[bool], threshold: float, fill_all: bool) -> list[int]:
+    """Positions to commit in one row of a block (plain Python, the readable rule)."""
     candidates = [i for i, m in enumerate(masked) if m]
     if not candidates or fill_all:
         return candidates
-    if is_digit is not None:
-        candidates = [i for i in candidates if not (i > 0 and is_digit[i] and masked[i - 1] and is_digit[i - 1])]
     sure = [i for i in candidates if confidence[i] >= threshold]
     if sure:
         return sure
@@ -77,7 +70,6 @@ class ReferenceDecoder:
         device = next(model.parameters()).device
         dtype = next(model.parameters()).dtype
         block, threshold, cap = config.block_size, float(config.confidence_threshold), config.step_cap
-        digits = digit_token_table(vla.tokenizer, vla.vocab_size, device) if config.digits_in_order else None
         t0 = device_clock(device)
         prompt = prepare_prompt(vla, inputs, device)
         b, length = prompt.batch_size, prompt.length
@@ -117,10 +109,9 @@ class ReferenceDecoder:
                 if trace is not None:
                     trace.append(logits.float().cpu())
                 step_conf, step_pred = predict(logits, vla.mask_token_id)  # softmax max, never the mask token
-                digit = digits[step_pred].tolist() if digits is not None else [None] * b
                 step_conf, step_pred = step_conf.tolist(), step_pred.tolist()
                 for r in range(b):
-                    for i in select_to_commit(step_conf[r], masked[r], threshold, step == cap, digit[r]):
+                    for i in select_to_commit(step_conf[r], masked[r], threshold, fill_all=step == cap):
                         ids[r][i], conf[r][i], masked[r][i] = step_pred[r][i], step_conf[r][i], False
                         if commits is not None:
                             commits.append(Commit(r, k, step, k * block + i, step_pred[r][i], step_conf[r][i],
