@@ -65,13 +65,13 @@ def parse_cell(text: str) -> tuple[str, int, str]:
 class Bench:
     """One rclpy context in this process: publishes inputs, records every output with its receive time."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], transport: str = "raw") -> None:
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from nav_msgs.msg import Odometry
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import qos_profile_sensor_data
-        from sensor_msgs.msg import Image
+        from sensor_msgs.msg import CompressedImage, Image
 
         from wamdiff2_ros.msg import DetectionArray, Rationale, Trajectory
 
@@ -81,7 +81,10 @@ class Bench:
         self.node = rclpy.create_node("wamdiff2_latency_bench", context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        self.image_pubs = {c: self.node.create_publisher(Image, f"/bench/{c}", qos_profile_sensor_data) for c in CAMERAS}
+        self.transport = transport  # raw sensor_msgs/Image or JPEG sensor_msgs/CompressedImage, for the whole run
+        image_type = CompressedImage if transport == "compressed" else Image
+        self.image_pubs = {c: self.node.create_publisher(image_type, f"/bench/{c}", qos_profile_sensor_data)
+                           for c in CAMERAS}
         self.odom_pub = self.node.create_publisher(Odometry, "/bench/odom", 10)
         self.received: dict[str, list[tuple[int, int]]] = {t: [] for t in OUTPUTS.values()}  # (recv ns, stamp ns)
         self.diag: dict[str, str] = {}
@@ -144,17 +147,20 @@ class Bench:
 
 
 def run_cell(bench: Bench, env, args, tasks: str, n_cams: int, model: str, seconds: float) -> dict:
-    from sensor_msgs.msg import Image
+    from sensor_msgs.msg import CompressedImage, Image
 
     from wamdiff2_ros.data.world import World
     from wamdiff2_ros.ros.demo import model_settings
-    from wamdiff2_ros.ros.image_conversion import rgb_to_image
+    from wamdiff2_ros.ros.image_conversion import rgb_to_compressed, rgb_to_image
     from wamdiff2_ros.ros.launching import NodeGroup
 
     cams = list(CAMERAS[:n_cams])
     width, height = (int(v) for v in args.size.split("x"))
     frames = World(3).render(cams, (width, height))
-    images = {c: rgb_to_image(Image, frames[c]) for c in cams}
+    if bench.transport == "compressed":  # encoded once: the bench times the node, not its own JPEG encoder
+        images = {c: rgb_to_compressed(CompressedImage, frames[c]) for c in cams}
+    else:
+        images = {c: rgb_to_image(Image, frames[c]) for c in cams}
     model_path, model_label, block = model_settings(str(MODELS[model]))
     name = f"{tasks}:{n_cams}:{model}"
     group = NodeGroup(env, Path(args.json).parent / "ros_latency_logs" / name.replace(":", "_"))
@@ -163,6 +169,7 @@ def run_cell(bench: Bench, env, args, tasks: str, n_cams: int, model: str, secon
         "tasks": TASK_SETS[tasks], "block_size": block, "ego_topic": "/bench/odom", "accel_topic": "",
         "scene_info_topic": "", "camera_timeout_s": 2.0, "planning_rate_hz": args.planning_rate,
         "perception_rate_hz": args.perception_rate, "understanding_rate_hz": args.understanding_rate,
+        "image_transport": bench.transport,
     }
     if args.vision_tokens:
         params["vision_tokens_per_camera"] = args.vision_tokens
@@ -184,7 +191,8 @@ def run_cell(bench: Bench, env, args, tasks: str, n_cams: int, model: str, secon
     diag = dict(bench.diag)
     codes = group.stop_all()
     warm_ns = start_ns + int(args.warmup * 1e9)
-    cell: dict = {"cell": name, "tasks": TASK_SETS[tasks], "cameras": n_cams, "model": model, "model_path": model_label,
+    cell: dict = {"cell": name, "tasks": TASK_SETS[tasks], "cameras": n_cams, "image_transport": bench.transport,
+                  "model": model, "model_path": model_label,
                   "block_size": block, "seconds": seconds, "frame_sets_sent": sent, "input_rate_hz": args.input_rate,
                   "rates_hz": {"planning": args.planning_rate, "perception": args.perception_rate,
                                "understanding": args.understanding_rate}, "per_task": {}}
@@ -205,7 +213,9 @@ def run_cell(bench: Bench, env, args, tasks: str, n_cams: int, model: str, secon
     if stages and plan_p50 is not None and "latency_ms_p50/planning" in diag:
         stages["transport"] = round(plan_p50 - float(diag["latency_ms_p50/planning"]), 1)
     cell["plan_stages_ms_p50"] = stages
-    cell |= {"dropped_sets": int(diag.get("dropped_sets", "0")), "inference_errors": int(diag.get("inference_errors", "0")),
+    cell |= {"frame_sets_emitted": int(diag.get("frame_sets_emitted", "0")),
+             "frame_sets_skipped": int(diag.get("frame_sets_skipped", "0")),
+             "dropped_sets": int(diag.get("dropped_sets", "0")), "inference_errors": int(diag.get("inference_errors", "0")),
              "driver_alive_at_end": alive, "exit_codes": codes,
              "rss_mb": [(round(t - rss[0][0], 1), round(m, 1)) for t, m in rss] if rss else []}
     return cell
@@ -265,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--understanding-rate", type=float, default=0.5)
     parser.add_argument("--vision-tokens", type=int, default=0, help="vision_tokens_per_camera (0 = model default)")
     parser.add_argument("--size", default="512x256", help="camera image size WxH")
+    parser.add_argument("--image-transport", choices=("raw", "compressed"), default="raw",
+                        help="camera messages: raw sensor_msgs/Image or JPEG CompressedImage (drive_node's "
+                             "image_transport); raw 8-camera sets are about 3 MB, best effort over DDS")
     parser.add_argument("--soak", action="store_true", help="one long cell: latency first vs last 30 s, memory")
     parser.add_argument("--soak-seconds", type=float, default=120.0)
     parser.add_argument("--soak-cell", default="all:1:b32")
@@ -291,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"checkpoints missing: {[str(MODELS[m]) for m in missing]}")
     env = isolated_env()
     load_start = os.getloadavg()
-    bench = Bench(env)
+    bench = Bench(env, args.image_transport)
     results = []
     try:
         for tasks, n_cams, model, seconds in cells:

@@ -72,3 +72,9 @@ def test_ros_latency_takes_a_named_model_into_its_cells(tmp_path):
     done = subprocess.run([sys.executable, str(REPO / "bench" / "ros_latency.py"), "--model", f"cand={tmp_path}",
                            "--cells", "planning:1:cand"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "checkpoints missing" in done.stderr and str(tmp_path) in done.stderr, done.stderr
+
+
+def test_ros_latency_image_transport_is_raw_or_compressed():
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "ros_latency.py"), "--image-transport", "jpeg"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--image-transport" in done.stderr, done.stderr

@@ -88,5 +88,6 @@ def test_slow_and_paused_replay_on_sim_time(repo, ros_env, processes, ros_peer, 
     for key in ("dropped_sets", "stale_frames", "out_of_order_frames"):
         assert last[key] == "0", f"{key}={last[key]}: nothing should be dropped at 0.25x"
     assert last["inferences"] == str(scenes) and len(plans) == scenes
+    assert last["frame_sets_emitted"] == str(scenes) and last["frame_sets_skipped"] == "0", last
     stamps = [stamp_to_ns(c.clock) for c in clock]
     assert stamps == sorted(stamps), "/clock went backwards"
