@@ -23,30 +23,25 @@ class FrameSet:
 
 @dataclass
 class FrameSynchronizer:
-    """Keeps the last few frames per camera and emits the newest set in which every live camera matches.
+    """Keeps the latest frame per camera and emits a set once every live camera matches.
 
     A frame matches when its stamp is within ``slop_ns`` of the reference camera's
     (the first camera). A camera silent for ``camera_timeout_ns`` of receive time is
     "stopped": sets are then emitted without it (listed in ``missing``). A frame
     whose stamp is not newer than the last emitted set is out of order and dropped;
     a frame older than the newest stamp seen by more than ``stale_ns`` is stale.
-
-    Each camera keeps its ``history`` newest frames, not only its latest: a busy
-    receiver takes queued callbacks camera by camera, so the reference camera's next
-    frame can arrive before another camera's frame of the current set, and with one
-    frame per camera that set could never complete. ``counts["emitted"]`` and
-    ``counts["skipped"]`` (reference frames passed over for a newer complete set: a
-    frame of theirs never came) say how many sets got through; drive_node reports
-    both on /diagnostics (8 raw 512x256 cameras over best-effort DDS lost a frame of
-    about a third of the sets on the 2-core CPU; JPEG images none, docs/BENCHMARKS.md).
+    ``counts["emitted"]`` counts the sets, ``counts["skipped"]`` the reference frames
+    replaced by a newer one before their set was complete (a frame of the set never
+    came); drive_node reports both on /diagnostics (8 raw 512x256 cameras over
+    best-effort DDS lost a frame of about a third of the sets on the 2-core CPU; JPEG
+    images none, docs/BENCHMARKS.md).
     """
 
     cameras: Sequence[str]
     slop_ns: int = 50_000_000
     camera_timeout_ns: int = 1_000_000_000
     stale_ns: int = 2_000_000_000
-    history: int = 4
-    frames: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)  # per camera, oldest first
+    latest: dict[str, tuple[int, Any]] = field(default_factory=dict)
     last_seen_ns: dict[str, int] = field(default_factory=dict)
     last_emitted_ns: int = -1
     newest_ns: int = -1
@@ -56,8 +51,6 @@ class FrameSynchronizer:
     def __post_init__(self) -> None:
         if not self.cameras:
             raise ValueError("at least one camera is needed")
-        if self.history < 1:
-            raise ValueError(f"history must be >= 1, got {self.history}")
         self.reference = self.cameras[0]
 
     def stopped(self, now_ns: int) -> list[str]:
@@ -79,44 +72,33 @@ class FrameSynchronizer:
             self.counts["stale"] += 1
             return None
         self.newest_ns = max(self.newest_ns, stamp_ns)
-        queue = self.frames.setdefault(camera, [])
-        if queue and queue[-1][0] > stamp_ns:  # a camera's own stream went back
+        previous = self.latest.get(camera)
+        if previous is not None and previous[0] > stamp_ns:
             self.counts["out_of_order"] += 1
             return None
-        queue.append((stamp_ns, payload))
-        del queue[:-self.history]
+        if camera == self.reference and previous is not None:
+            self.counts["skipped"] += 1  # the previous set never completed
+        self.latest[camera] = (stamp_ns, payload)
         return self.try_emit(now_ns)
 
-    def _match(self, camera: str, ref_stamp: int) -> tuple[int, Any] | None:
-        """The camera's frame nearest ``ref_stamp`` within the slop (the newer on ties), if any."""
-        near = [f for f in self.frames.get(camera, ()) if abs(f[0] - ref_stamp) <= self.slop_ns]
-        return min(reversed(near), key=lambda f: abs(f[0] - ref_stamp)) if near else None
-
     def try_emit(self, now_ns: int) -> FrameSet | None:
+        ref = self.latest.get(self.reference)
+        if ref is None:
+            return None
+        ref_stamp = ref[0]
         stopped = set(self.stopped(now_ns)) - {self.reference}
-        for ref_stamp, ref_payload in reversed(self.frames.get(self.reference, [])):  # newest reference first
-            frames: dict[str, Any] = {self.reference: ref_payload}
-            used = {self.reference: ref_stamp}
-            missing: list[str] = []
-            for camera in self.cameras[1:]:
-                match = self._match(camera, ref_stamp)
-                if match is not None:
-                    used[camera], frames[camera] = match
-                elif camera in stopped:
-                    missing.append(camera)
-                else:
-                    break  # this camera's frame of the set has not come (yet)
+        frames: dict[str, Any] = {}
+        missing: list[str] = []
+        for camera in self.cameras:
+            entry = self.latest.get(camera)
+            if entry is not None and abs(entry[0] - ref_stamp) <= self.slop_ns:
+                frames[camera] = entry[1]
+            elif camera in stopped:
+                missing.append(camera)
             else:
-                return self._emit(ref_stamp, used, frames, tuple(missing))
-        return None
-
-    def _emit(self, ref_stamp: int, used: dict[str, int], frames: dict[str, Any],
-              missing: tuple[str, ...]) -> FrameSet:
-        """Emit the set at ``ref_stamp``; every frame it used (``used``: camera -> stamp) or older goes."""
-        self.counts["skipped"] += sum(1 for stamp, _ in self.frames[self.reference] if stamp < ref_stamp)
-        for camera, queue in self.frames.items():
-            keep_after = used.get(camera, ref_stamp)
-            queue[:] = [f for f in queue if f[0] > keep_after]
+                return None  # wait for this camera
+        for camera in frames:
+            del self.latest[camera]
         self.last_emitted_ns = ref_stamp
         self.counts["emitted"] += 1
-        return FrameSet(ref_stamp, frames, missing)
+        return FrameSet(ref_stamp, frames, tuple(missing))
