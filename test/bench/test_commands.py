@@ -60,21 +60,24 @@ def test_bench_folder_holds_the_launchers_and_what_the_docs_run():
             assert name in SUBCOMMANDS, f"{doc} names `wamdiff2 bench {name}`, which is no sub-command"
 
 
+def _ros_latency(*args: str) -> subprocess.CompletedProcess:
+    """bench/ros_latency.py with ``args``, for the checks it makes before any node starts."""
+    return subprocess.run([sys.executable, str(REPO / "bench" / "ros_latency.py"), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.parametrize("spec", ["cand", "=runs/x", "a:b=runs/x"])
 def test_ros_latency_refuses_a_malformed_model(spec):
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "ros_latency.py"), "--model", spec],
-                          capture_output=True, text=True, timeout=120)
+    done = _ros_latency("--model", spec)
     assert done.returncode == 2 and "--model wants NAME=DIR" in done.stderr, done.stderr
 
 
 def test_ros_latency_takes_a_named_model_into_its_cells(tmp_path):
     """A --model NAME is a cell's MODEL; a folder without a checkpoint stops the bench before any node starts."""
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "ros_latency.py"), "--model", f"cand={tmp_path}",
-                           "--cells", "planning:1:cand"], capture_output=True, text=True, timeout=120)
+    done = _ros_latency("--model", f"cand={tmp_path}", "--cells", "planning:1:cand")
     assert done.returncode == 1 and "checkpoints missing" in done.stderr and str(tmp_path) in done.stderr, done.stderr
 
 
 def test_ros_latency_image_transport_is_raw_or_compressed():
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "ros_latency.py"), "--image-transport", "jpeg"],
-                          capture_output=True, text=True, timeout=120)
+    done = _ros_latency("--image-transport", "jpeg")
     assert done.returncode == 2 and "--image-transport" in done.stderr, done.stderr

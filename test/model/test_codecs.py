@@ -165,32 +165,21 @@ def test_planning_round_trip(waypoints: np.ndarray) -> None:
     assert c.encode_planning(result.waypoints) == text  # encoding is idempotent
 
 
+@pytest.mark.parametrize(("style", "decimals"), [("fixed", 2), ("fixed1", 1)])
 @SETTINGS
-@given(waypoint_arrays)
-def test_fixed_planning_round_trip(waypoints: np.ndarray) -> None:
-    text = c.encode_planning(waypoints, "fixed")
-    assert "-00.00" not in text and " " not in text
-    for item in text.split(","):  # below 100 m every number is dd.dd or -dd.dd
+@given(waypoints=waypoint_arrays)
+def test_fixed_planning_round_trip(style: str, decimals: int, waypoints: np.ndarray) -> None:
+    half_step = 0.5 * 10.0**-decimals
+    text = c.encode_planning(waypoints, style)
+    assert " " not in text
+    for item in text.split(","):  # below 100 m every number is dd.d(d) or -dd.d(d), never a negative zero
         magnitude = item.lstrip("-")
-        assert len(magnitude) == 5 or float(magnitude) >= 99.995, item
+        assert not (item.startswith("-") and float(magnitude) == 0.0), item
+        assert len(magnitude) == 3 + decimals or float(magnitude) >= 100.0 - half_step, item
     result = c.parse_planning(text)
     assert isinstance(result, c.PlanningAnswer), result
-    np.testing.assert_allclose(result.waypoints, waypoints, atol=0.005 + 1e-9, rtol=0)
-    assert c.encode_planning(result.waypoints, "fixed") == text
-
-
-@SETTINGS
-@given(waypoint_arrays)
-def test_fixed1_planning_round_trip(waypoints: np.ndarray) -> None:
-    text = c.encode_planning(waypoints, "fixed1")
-    assert "-00.0," not in text + "," and " " not in text
-    for item in text.split(","):  # below 100 m every number is dd.d or -dd.d
-        magnitude = item.lstrip("-")
-        assert len(magnitude) == 4 or float(magnitude) >= 99.95, item
-    result = c.parse_planning(text)
-    assert isinstance(result, c.PlanningAnswer), result
-    np.testing.assert_allclose(result.waypoints, waypoints, atol=0.05 + 1e-9, rtol=0)
-    assert c.encode_planning(result.waypoints, "fixed1") == text
+    np.testing.assert_allclose(result.waypoints, waypoints, atol=half_step + 1e-9, rtol=0)
+    assert c.encode_planning(result.waypoints, style) == text
 
 
 def test_fixed_planning_style_is_zero_padded() -> None:

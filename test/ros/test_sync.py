@@ -49,7 +49,6 @@ def test_camera_never_seen_is_waited_for_until_timeout():
     assert out is not None and out.missing == ("L",)
 
 
-
 def test_emitted_and_skipped_sets_are_counted():
     s = make()
     s.add("F", 10 * S, "f0", 0)

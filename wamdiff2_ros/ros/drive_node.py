@@ -536,7 +536,7 @@ class DriveNode:
             values[key] = str(self.counts[key])
         for task in self.agent.tasks if hasattr(self, "agent") else ():
             values[f"decodes/{task}"] = str(self.counts[f"decodes/{task}"])
-        if hasattr(self, "sync"):  # complete camera sets, and reference frames passed over for a newer set
+        if hasattr(self, "sync"):  # complete camera sets, and reference frames replaced before their set completed
             values["frame_sets_emitted"] = str(self.sync.counts["emitted"])
             values["frame_sets_skipped"] = str(self.sync.counts["skipped"])
         values["last_error"] = self.last_error
