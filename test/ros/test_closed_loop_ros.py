@@ -10,13 +10,17 @@ simulated time, like in-process).
 
 Tolerance: route completion and driving score within 0.1, identical infraction counts
 (collisions by kind, red lights) and off-road events. Both runs see the same world, the
-same images (raw transport, no JPEG), the same ego state (sim_node publishes the
-acceleration before the odometry it goes with, sends a frame's state again before the
-frame, and the clock only after the odometry) and the same decoder settings, so the plans match token for token; measured here the
-two runs agree exactly (completion 0.6374, driving score 0.4462, one red light,
-76.53 m). The slack covers a DDS delivery that loses the race under load: one step on
-stale odometry can flip a plan token, and an earlier cause of that (stale acceleration)
-moved completion by 0.07 while the infraction counts stayed the same.
+same images (raw transport, no JPEG), the same ego state and the same decoder settings,
+so the plans match token for token; measured here the two runs agree exactly
+(completion 0.5853, driving score 0.4097, one red light, 70.13 m). Same ego state by
+stamp, not by arrival order: drive_node plans each frame on the odometry and
+acceleration of the frame's own stamp (waiting up to ``ego_wait_s`` for them) and the
+follower commands each sim-time tick from the odometry of that tick (``odometry_wait_s``);
+both waits are 1 s here, so a loaded machine slows the run down instead of changing it.
+Before that pairing, CI runs on a loaded machine ended this route on route_deviation
+about one time in three (one step on stale state flips a plan token and the student's
+route diverges), never reproduced on an idle one. The slack covers what is left: a plan
+reaching the follower after the sim's ``plan_settle_s``.
 """
 
 from __future__ import annotations
@@ -67,8 +71,10 @@ def _through_ros(ros_env, ros_peer, tmp_path, student) -> dict:
         drive = group.start("drive_node", {
             "model_path": str(student), "tasks": ["planning"], "block_size": 32, "max_new_tokens": 128,
             "confidence_threshold": 0.9, "max_rate_hz": 20.0, "use_sim_time": True, "torch_threads": 1,
+            "ego_wait_s": 1.0,
         }, params_file="drive.yaml")  # fmt: skip
-        follower = group.start("waypoint_follower_node", {"use_sim_time": True}, params_file="follower.yaml")
+        follower = group.start("waypoint_follower_node", {"use_sim_time": True, "odometry_wait_s": 1.0},
+                               params_file="follower.yaml")
         sim = group.start("sim_node", {
             "route_index": ROUTE_INDEX, "route_seed": ROUTE_SEED, "route_timeout_s": TIMEOUT_S, "lockstep": True,
             "publish_clock": True, "image_width": 256, "image_height": 128, "camera_rate_hz": 2.0,

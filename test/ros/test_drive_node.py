@@ -45,7 +45,7 @@ class Driver:
             "-p", "block_size:=32", "-p", "max_rate_hz:=50.0", "-p", "camera_timeout_s:=3.0",
             "-p", f"cameras:=[{','.join(CAMS)}]",
             "-p", f"camera_topics:=[{','.join('/t/' + c for c in CAMS)}]",
-            "-p", "ego_topic:=/t/odom", "-p", "accel_topic:=''", "-p", "command_topic:=/t/command",
+            "-p", "ego_topic:=/t/odom", "-p", "accel_topic:=''", "-p", "ego_wait_s:=1.0", "-p", "command_topic:=/t/command",
             "-r", "/wamdiff2/trajectory:=/t/trajectory", "-r", "/wamdiff2/path:=/t/path",
             "-r", "/wamdiff2/decode_stats:=/t/stats",
         ]
@@ -183,6 +183,24 @@ def test_good_input_gives_well_formed_outputs(driver):
     stats = next(s for s in driver.stats if stamp_to_ns(s.header.stamp) == stamp)
     assert stats.block_size == 32 and stats.forwards >= 1 and stats.prompt_tokens > 0
     assert driver.wait_counter("parse_failures", 0)
+
+
+def test_frame_set_is_planned_on_the_odometry_of_its_stamp_even_when_it_comes_late(driver):
+    """The set's odometry arrives after its images (another topic lost the race): the node waits for it
+    (ego_wait_s, 1 s here: the peer's publish timing is not ours) instead of planning on the previous
+    state. The fallback plan shows the speed it used."""
+    previous, traj = plan_once(driver, vx=4.0)
+    assert traj is not None
+    before = driver.counter("ego_stamp_mismatch")
+    stamp = next_stamp()
+    driver.send_set(stamp)
+    driver.peer.spin_for(0.01)
+    driver.odom(stamp, vx=7.0)
+    traj = driver.trajectory_for(stamp)
+    assert traj is not None
+    assert [w.x for w in traj.waypoints] == pytest.approx([7.0 * 0.5 * i for i in range(1, 9)], abs=1e-6)
+    driver.peer.spin_for(1.2)  # a diagnostics period
+    assert driver.counter("ego_stamp_mismatch") == before
 
 
 @pytest.mark.parametrize("encoding", ["bgr8", "bgra8", "mono8"])

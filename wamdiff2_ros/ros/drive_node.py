@@ -34,14 +34,13 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from wamdiff2_ros.agent import DEFAULT_QUESTION, TASKS, DrivingAgent, EgoMotion
 from wamdiff2_ros.decoding.config import DTYPES, ENGINES, DecodeConfig
 from wamdiff2_ros.model.checkpoints import DEFAULT_STUDENT
 from wamdiff2_ros.model.prompts import CAMERAS, DRIVING_COMMANDS
 from wamdiff2_ros.ros import conversions as conv
 from wamdiff2_ros.ros.checkpoint_paths import find_checkpoint
+from wamdiff2_ros.ros.ego_history import EgoHistory
 from wamdiff2_ros.ros.image_conversion import ImageError, compressed_to_rgb, image_to_rgb
 from wamdiff2_ros.ros.msg_utils import stamp_to_ns
 from wamdiff2_ros.ros.node_main import run_node
@@ -94,6 +93,9 @@ PARAMS = [
     spec("camera_timeout_s", 1.0, "a camera silent this long is left out of sets", in_range(0.05, 60.0)),
     spec("stale_after_s", 2.0, "frames older than the newest stamp by this much are dropped", in_range(0.05, 600.0)),
     spec("ego_timeout_s", 1.0, "ego state whose stamp is this far from the images' is not used", in_range(0.05, 60.0)),
+    spec("ego_wait_s", 0.05, "a frame set waits (wall seconds, in the worker) at most this long for odometry and "
+         "acceleration stamped at or after its own stamp, then takes the state nearest its stamp; 0 = no wait",
+         in_range(0.0, 5.0)),
     spec("max_pixels", 0, "vision budget per image in pixels; 0 = the model's default", in_range(0, 4096 * 4096)),
     spec("vision_tokens_per_camera", 0, "vision tokens per camera image (the image is resized to fit); 0 = the "
          "model's default; give this or max_pixels", in_range(0, 65536)),
@@ -122,8 +124,6 @@ class Job:
     """One synchronized frame set with its inputs; prepared (``ctx``) once, by the first worker that takes it."""
 
     frames: FrameSet
-    ego: EgoMotion
-    ego_ok: bool
     command: str
     scene_token: str
     received_ns: int
@@ -244,12 +244,11 @@ class DriveNode:
         self.newest: Job | None = None  # the newest frame set; every worker takes the newest when its task is due
         self.seq = 0
         self.stopping = False
-        self.ego = EgoMotion()
+        # odometry and acceleration by stamp: a set is planned on the state of its own stamp (ros.ego_history)
+        self.ego_history = EgoHistory(accel_expected=bool(self.p["accel_topic"]))
+        self.ego_arrived = threading.Condition(self.lock)  # a worker waiting for its set's state wakes on it
         self.ego_ok = False
         self.ego_received_ns = -(10**30)
-        self.ego_stamp_ns = -(10**30)
-        self.last_twist: tuple[float, float, int] | None = None
-        self.accel: tuple[float, float, int] | None = None
         self.command = "unknown"
         self.scene_tokens: dict[int, str] = {}
 
@@ -337,25 +336,20 @@ class DriveNode:
             self.log.warning("ignored odometry with NaN/Inf", throttle_duration_sec=2.0)
             return
         stamp = stamp_to_ns(msg.header.stamp)
-        ax = ay = 0.0
-        if self.accel is not None and abs(self.accel[2] - stamp) < 500_000_000:
-            ax, ay = self.accel[0], self.accel[1]
-        elif self.last_twist is not None and stamp - self.last_twist[2] > 10_000_000:
-            dt = (stamp - self.last_twist[2]) / 1e9
-            ax, ay = (vx - self.last_twist[0]) / dt, (vy - self.last_twist[1]) / dt
-        self.last_twist = (vx, vy, stamp)
         with self.lock:
-            self.ego = EgoMotion((vx, vy), (float(np.clip(ax, -20, 20)), float(np.clip(ay, -20, 20))))
+            self.ego_history.add_odometry(stamp, vx, vy)
             self.ego_ok = True
             self.ego_received_ns = self.now_ns(stamp)
-            self.ego_stamp_ns = stamp
+            self.ego_arrived.notify_all()
 
     def on_accel(self, msg) -> None:
         ax, ay = float(msg.accel.linear.x), float(msg.accel.linear.y)
         if not (math.isfinite(ax) and math.isfinite(ay)):
             self.count("ego_invalid")
             return
-        self.accel = (ax, ay, stamp_to_ns(msg.header.stamp))
+        with self.lock:
+            self.ego_history.add_accel(stamp_to_ns(msg.header.stamp), ax, ay)
+            self.ego_arrived.notify_all()
 
     def on_command(self, msg) -> None:
         index = int(msg.command)
@@ -372,11 +366,9 @@ class DriveNode:
 
     def submit(self, frames: FrameSet, now: int) -> None:
         with self.lock:
-            # judged by stamps, not arrival: replays and bags run on their own clock
-            ego_fresh = self.ego_ok and abs(frames.stamp_ns - self.ego_stamp_ns) <= self.p["ego_timeout_s"] * 1e9
             self.seq += 1
-            job = Job(frames, self.ego if ego_fresh else EgoMotion(), ego_fresh, self.command,
-                      self.scene_tokens.get(frames.stamp_ns, ""), now, time.monotonic_ns(), self.seq)
+            job = Job(frames, self.command, self.scene_tokens.get(frames.stamp_ns, ""), now, time.monotonic_ns(),
+                      self.seq)
             replaced = self.newest is not None and not self.newest.taken
             self.newest = job
             self.wakeup.notify_all()
@@ -437,11 +429,33 @@ class DriveNode:
             if job.ctx is None or not set(tasks) <= set(job.ctx.tasks):
                 # every task enabled now, so a scene worker taking this set later reuses its prefix
                 wanted = {t for t in self.agent.tasks if self.rate_hz(t) > 0} | set(tasks)
-                job.ctx = self.agent.prepare(job.frames.frames, job.ego, job.command, stamp=job.frames.stamp_ns,
+                ego, ego_ok = self.ego_for(job.frames.stamp_ns)
+                job.ctx = self.agent.prepare(job.frames.frames, ego, job.command, stamp=job.frames.stamp_ns,
                                              tasks=[t for t in self.agent.tasks if t in wanted])
                 self.count("inferences")
-                self.count("missing_ego", 0 if job.ego_ok else 1)
+                self.count("missing_ego", 0 if ego_ok else 1)
             return job.ctx
+
+    def ego_for(self, stamp_ns: int) -> tuple[EgoMotion, bool]:
+        """The ego state of a frame set's stamp: wait up to ``ego_wait_s`` for it, then take the nearest.
+
+        Judged by stamps, not arrival (replays and bags run on their own clock); a state further
+        than ``ego_timeout_s`` from the set is none (zero motion, counted as ``missing_ego``).
+        """
+        deadline = time.monotonic() + float(self.p["ego_wait_s"])
+        with self.lock:
+            while not self.stopping and not self.ego_history.reached(stamp_ns):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self.ego_arrived.wait(timeout=left)
+            reached = self.ego_history.reached(stamp_ns)
+            ego, ok, used = self.ego_history.at(stamp_ns, int(self.p["ego_timeout_s"] * 1e9))
+        if ok and used != stamp_ns:
+            self.count("ego_stamp_mismatch")  # planned on a state not stamped with the set (a rate mismatch or late)
+        if not reached:
+            self.count("ego_wait_timeouts")
+        return ego, ok
 
     def decode(self, job: Job, tasks: list[str]) -> None:
         taken = time.monotonic_ns()
@@ -532,7 +546,8 @@ class DriveNode:
             values["driving_command"] = self.command
             values["clock"] = "sim" if self.node.get_parameter("use_sim_time").value else "system"
         for key in ("inferences", "fallbacks", "parse_failures", "dropped_sets", "bad_image", "ego_invalid",
-                    "out_of_order_frames", "stale_frames", "missing_ego", "bad_command", "inference_errors"):
+                    "out_of_order_frames", "stale_frames", "missing_ego", "ego_stamp_mismatch", "ego_wait_timeouts",
+                    "bad_command", "inference_errors"):
             values[key] = str(self.counts[key])
         for task in self.agent.tasks if hasattr(self, "agent") else ():
             values[f"decodes/{task}"] = str(self.counts[f"decodes/{task}"])

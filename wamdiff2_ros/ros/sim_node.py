@@ -91,7 +91,8 @@ PARAMS = [
     spec("plan_settle_s", 0.05, "lock-step: wall seconds between a plan's arrival and the next clock tick",
          in_range(0.0, 5.0)),
     spec("frame_settle_s", 0.05, "lock-step: wall seconds before a frame's state is sent again and before the "
-         "frame (drive_node pairs the newest acceleration, odometry and image)", in_range(0.0, 5.0)),
+         "frame (drive_node pairs a frame with the state of its stamp and waits ego_wait_s for it; this only "
+         "makes that wait rare)", in_range(0.0, 5.0)),
     spec("state_settle_s", 0.003, "lock-step: wall seconds between a step's odometry and its clock tick",
          in_range(0.0, 1.0)),
     spec("command_wait_s", 0.5, "lock-step: wall seconds to wait for the follower's command per step", in_range(0.0, 10.0)),

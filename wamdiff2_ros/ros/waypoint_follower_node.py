@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 import math
 import sys
+import time
 from collections import deque
 
 import numpy as np
@@ -65,6 +66,9 @@ PARAMS = [
     spec("cmd_topic", "wamdiff2/cmd_vel", "topic of the command message"),
     spec("base_frame", "base_link", "frame id of stamped commands"),
     spec("control_rate_hz", 20.0, "control ticks per second (on the node's clock)", in_range(1.0, 200.0)),
+    spec("odometry_wait_s", 0.05, "under use_sim_time, a control tick whose odometry (stamped at or after the "
+         "tick) has not come yet waits for it at most this long (wall seconds), so a lock-step simulator's step is "
+         "commanded from its own state; 0 = command from the newest odometry at once", in_range(0.0, 5.0)),
     spec("max_plan_age_s", 2.0, "stop when the newest plan is older than this", in_range(0.1, 60.0)),
     spec("follow_fallback", True, "also follow plans flagged valid=false (constant-velocity fallback)"),
     spec("max_speed", 15.0, "m/s", in_range(0.0, 70.0)),
@@ -114,11 +118,17 @@ class WaypointFollower:
         self.plan_times: np.ndarray | None = None
         self.plan_stamp = 0
         self.rejected = 0
+        self.late_ticks = 0  # ticks commanded from odometry older than the tick (odometry_wait_s ran out)
+        self.pending_tick: tuple[int, float] | None = None  # (tick time ns, monotonic deadline) waiting for odometry
         self.msg_class = output_message_class(self.p["output"])
         self.pub = node.create_publisher(self.msg_class, self.p["cmd_topic"], 10)
         node.create_subscription(Odometry, self.p["odometry_topic"], self.on_odometry, 20)
         node.create_subscription(Trajectory, self.p["trajectory_topic"], self.on_trajectory, 10)
         node.create_timer(1.0 / self.p["control_rate_hz"], self.on_tick)
+        if self.p["odometry_wait_s"] > 0:  # on the steady clock: a pending tick is let go even while /clock pauses
+            from rclpy.clock import Clock, ClockType
+
+            node.create_timer(0.01, self.release_late_tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
         node.get_logger().info(f"following {self.pub.topic_name} <- {self.p['trajectory_topic']}: "
                                f"{self.p['output']} ({self.msg_class.__module__}.{self.msg_class.__name__})")
 
@@ -130,6 +140,9 @@ class WaypointFollower:
             return
         self.poses.append((stamp_to_ns(msg.header.stamp), p.position.x, p.position.y, yaw_from_quaternion(p.orientation)))
         self.speed = float(msg.twist.twist.linear.x)
+        if self.pending_tick is not None and self.poses[-1][0] >= self.pending_tick[0]:
+            self.pending_tick = None
+            self.control()
 
     def pose_at(self, stamp_ns: int) -> tuple[float, float, float] | None:
         if not self.poses:
@@ -153,6 +166,28 @@ class WaypointFollower:
         self.plan_world, self.plan_times, self.plan_stamp = from_frame(xy, pose), times, stamp
 
     def on_tick(self) -> None:
+        """A control tick: command now, or (sim time) once the odometry of this tick is here."""
+        if self.pending_tick is not None:  # the previous tick's odometry never came: command from what there is
+            self.late_ticks += 1
+            self.pending_tick = None
+            self.control()
+        tick_ns = self.node.get_clock().now().nanoseconds
+        sim_time = bool(self.node.get_parameter("use_sim_time").value)
+        if sim_time and self.p["odometry_wait_s"] > 0 and self.poses and self.poses[-1][0] < tick_ns:
+            self.pending_tick = (tick_ns, time.monotonic() + self.p["odometry_wait_s"])
+            return
+        self.control()
+
+    def release_late_tick(self) -> None:
+        if self.pending_tick is not None and time.monotonic() >= self.pending_tick[1]:
+            self.late_ticks += 1
+            self.pending_tick = None
+            self.node.get_logger().debug("no odometry for a control tick within odometry_wait_s; commanding from "
+                                         "the newest", throttle_duration_sec=5.0)
+            self.control()
+
+    def control(self) -> None:
+        """Command from the newest odometry and plan (a stop without either, or with a plan too old)."""
         now = self.poses[-1][0] if self.poses else None
         dt = 1.0 / self.p["control_rate_hz"]
         if now is None or self.plan_world is None or (now - self.plan_stamp) / 1e9 > self.p["max_plan_age_s"]:
