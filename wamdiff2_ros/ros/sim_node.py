@@ -257,10 +257,19 @@ class SimNode:
         """Route mode: publish t = 0 (state, frame) until the first plan (or command) arrives."""
         topic = self.p["trajectory_topic"]
         deadline = time.monotonic() + self.p["start_timeout_s"]
-        if self.p["lockstep"] and topic:  # the follower must hear t = 0 (odometry, plan) to command the first step
-            while not self.stopping and time.monotonic() < deadline and not self.node.count_publishers(self.p["cmd_topic"]):
+        if self.p["lockstep"] and topic:
+            # the follower must hear t = 0 (odometry, plan) to command the first step, and the planner must hear t = 0's
+            # odometry before its frame: odometry is volatile, so a planner whose subscriptions appear between the two
+            # plans t = 0 without ego state (a standstill plan at speed: the route then goes another way than
+            # in-process). drive_node subscribes to its cameras last, so a camera subscriber means the rest are there.
+            def everyone_listens() -> bool:
+                return (self.node.count_publishers(self.p["cmd_topic"]) > 0
+                        and self.odom_pub.get_subscription_count() > 0
+                        and all(pub.get_subscription_count() > 0 for pub in self.image_pubs.values()))
+
+            while not self.stopping and time.monotonic() < deadline and not everyone_listens():
                 time.sleep(0.1)
-            time.sleep(0.5)  # its subscriptions are discovered just after its publisher
+            time.sleep(0.5)  # the other side discovers our publishers just after we discover its subscriptions
         while not self.stopping and time.monotonic() < deadline:
             self.publish_state()
             time.sleep(0.1)  # odometry before the frame: the planner takes ego state of the frame's stamp
