@@ -87,6 +87,16 @@ def lineage_rows(runs: Path, lineage: Sequence[str],
     return rows, totals
 
 
+PLAN_STYLE_TEXT = {"fixed": "zero-padded, two decimals: `05.16,-00.01,...`",
+                   "fixed1": "zero-padded, one decimal: `05.2,-00.3,...`"}
+
+
+def plan_style(runs: Path, lineage: Sequence[str]) -> str:
+    """The plan text style (``data.plan_style``) of the lineage's last run; ``plain`` when none is recorded."""
+    config = read_json(runs, lineage[-1], "train_config.json", ARCHIVE) if lineage else {}
+    return str((config.get("data") or {}).get("plan_style") or "plain")
+
+
 def _fmt(value: Any, digits: int = 3) -> str:
     return "-" if value is None else f"{float(value):.{digits}f}"
 
@@ -138,10 +148,15 @@ def card(name: str, row: dict[str, Any], registry: dict[str, Any], runs: Path, s
         trows, ttotals = lineage_rows(runs, row["teacher_lineage"])
         lines += ["The distillation teacher's own training (not in the total above):", "", *header, *trows, "",
                   f"Teacher total: {ttotals['core_min']:.1f} CPU core-minutes.", ""]
+    style = plan_style(runs, row["lineage"])
+    written = f"; plans written `data.plan_style={style}` ({PLAN_STYLE_TEXT.get(style, style)})" if style != "plain" else ""
     lines += ["Data: `tools/paper_recipe.sh data` (train split `synthesize(num_logs=24, num_frames=60, seed=1,"
               " size=(256, 128))`; validation seed 2, test seed 4, disjoint worlds); samples: planning, perception"
-              " (2 nearest visible boxes), one understanding question per scene, front camera.", "",
-              "## Scores", ""]
+              f" (2 nearest visible boxes), one understanding question per scene, front camera{written}.", ""]
+    if any(entry.get("row") == row["key"] for entry in registry.get("shipped") or []):
+        lines += ["Chosen by the shipping rule in `docs/runs/paper.yaml` (the comments above `shipped:` give the rule,"
+                  " the validation data it was judged on and the outcome).", ""]
+    lines += ["## Scores", ""]
     split_block = store.get(split) or {}
     lines += scores_lines(split_block.get(row["key"]), split, split_block.get("_split") or {})
     lines += ["## Use", "", "```python", "from wamdiff2_ros.model.loader import load_model",
