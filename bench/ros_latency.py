@@ -86,7 +86,8 @@ class Bench:
         self.image_pubs = {c: self.node.create_publisher(image_type, f"/bench/{c}", qos_profile_sensor_data)
                            for c in CAMERAS}
         self.odom_pub = self.node.create_publisher(Odometry, "/bench/odom", 10)
-        self.received: dict[str, list[tuple[int, int]]] = {t: [] for t in OUTPUTS.values()}  # (recv ns, stamp ns)
+        # (recv ns, stamp ns, a flagged fallback rather than the model's answer: plans only)
+        self.received: dict[str, list[tuple[int, int, bool]]] = {t: [] for t in OUTPUTS.values()}
         self.diag: dict[str, str] = {}
         for topic, msg_type in (("trajectory", Trajectory), ("detections", DetectionArray), ("rationale", Rationale)):
             self.node.create_subscription(msg_type, f"/wamdiff2/{topic}", lambda m, t=OUTPUTS[topic]: self.on_output(t, m), 50)
@@ -95,7 +96,8 @@ class Bench:
     def on_output(self, task: str, msg) -> None:
         from wamdiff2_ros.ros.msg_utils import stamp_to_ns
 
-        self.received[task].append((time.time_ns(), stamp_to_ns(msg.header.stamp)))
+        fell_back = task == "planning" and not msg.valid
+        self.received[task].append((time.time_ns(), stamp_to_ns(msg.header.stamp), fell_back))
 
     def on_diag(self, msg) -> None:
         for status in msg.status:
@@ -199,11 +201,12 @@ def run_cell(bench: Bench, env, args, tasks: str, n_cams: int, model: str, secon
     for task, rows in bench.received.items():
         if task not in TASK_SETS[tasks]:
             continue
-        kept = [(recv, stamp) for recv, stamp in rows if warm_ns <= stamp and recv <= end_ns]
+        kept = [(recv, stamp, fell) for recv, stamp, fell in rows if warm_ns <= stamp and recv <= end_ns]
         cell["per_task"][task] = {
-            "outputs": len(kept), "latency_ms": percentiles([(r - s) / 1e6 for r, s in kept]),
+            "outputs": len(kept), "latency_ms": percentiles([(r - s) / 1e6 for r, s, _ in kept]),
+            "fallbacks": sum(fell for *_, fell in kept),
             "achieved_rate_hz": round(len(kept) / ((end_ns - warm_ns) / 1e9), 2),
-            "latency_series": [(round((r - start_ns) / 1e9, 2), round((r - s) / 1e6, 1)) for r, s in rows],
+            "latency_series": [(round((r - start_ns) / 1e9, 2), round((r - s) / 1e6, 1)) for r, s, _ in rows],
         }
     # where the plan's latency goes, from drive_node's own diagnostics (medians over its last 200 plans): the
     # node's stages, and what is left of the bench's end-to-end median for DDS, (de)serialisation and sync
@@ -238,8 +241,9 @@ def soak_check(cell: dict, warmup_s: float, window_s: float = 30.0) -> dict:
 
 
 def table(cells: list[dict]) -> str:
-    lines = ["| cell (tasks:cams:model) | B | plans | plan Hz | plan p50 | p95 | p99 ms | perception p50/p95 ms "
-             "| rationale p50/p95 ms | drops | alive |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| cell (tasks:cams:model) | B | plans | fallback plans | plan Hz | plan p50 | p95 | p99 ms "
+             "| perception p50/p95 ms | rationale p50/p95 ms | drops | alive |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in cells:
         if "error" in c:
             lines.append(f"| {c['cell']} | error: {c['error']} |")
@@ -249,7 +253,8 @@ def table(cells: list[dict]) -> str:
         lm = plan["latency_ms"]
         pair = {task: f"{pt[task]['latency_ms']['p50']}/{pt[task]['latency_ms']['p95']} (n={pt[task]['latency_ms']['n']})"
                 if task in pt else "-" for task in ("perception", "understanding")}
-        lines.append(f"| {c['cell']} | {c['block_size']} | {plan['outputs']} | {plan['achieved_rate_hz']} | "
+        lines.append(f"| {c['cell']} | {c['block_size']} | {plan['outputs']} | {plan.get('fallbacks', 0)} | "
+                     f"{plan['achieved_rate_hz']} | "
                      f"{lm['p50']} | {lm['p95']} | {lm['p99']} | {pair['perception']} | {pair['understanding']} | "
                      f"{c['dropped_sets']} | {c['driver_alive_at_end']} |")
     stage_names = ("transport", "wait", "prepare", "decode", "publish")

@@ -81,3 +81,17 @@ def test_ros_latency_takes_a_named_model_into_its_cells(tmp_path):
 def test_ros_latency_image_transport_is_raw_or_compressed():
     done = _ros_latency("--image-transport", "jpeg")
     assert done.returncode == 2 and "--image-transport" in done.stderr, done.stderr
+
+
+def test_ros_latency_table_says_how_many_plans_were_fallbacks():
+    """A cell whose plans are the flagged constant-velocity fallback (not the model's answer) must say so."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ros_latency", REPO / "bench" / "ros_latency.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    plan = {"outputs": 85, "fallbacks": 85, "achieved_rate_hz": 5.0, "latency_ms": bench.percentiles([90.0, 100.0])}
+    cell = {"cell": "planning:8:b32", "block_size": 32, "per_task": {"planning": plan}, "dropped_sets": 0,
+            "driver_alive_at_end": True, "plan_stages_ms_p50": {}}
+    row = next(line for line in bench.table([cell]).splitlines() if line.startswith("| planning:8:b32"))
+    assert row.split(" | ")[2:4] == ["85", "85"]  # plans, fallback plans
