@@ -35,7 +35,7 @@ def config_of(run: str) -> tuple[str, str]:
             return config_of(base if base.startswith("deep-") else f"tiny-{base}")
     prefix, _, rest = run.partition("-")
     fixed = {"tiny-ar": ("ar", "ar.yaml"), "tiny-ar-equal": ("ar", "ar.yaml"), "mid-ar": ("ar", "mid_ar.yaml"),
-             "tiny-ar-restyled": ("ar", "ar.yaml"),
+             "tiny-ar-restyled": ("ar", "ar.yaml"), "tiny-ar-parity": ("ar", "ar.yaml"),
              "deep-b32": ("adapt", "deep_adapt_b32.yaml"),
              "tiny-b32-s2": ("distill-block", "distill_block.yaml"),
              "tiny-b32-s3": ("distill-model", "distill_model.yaml"),
