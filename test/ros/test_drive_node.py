@@ -270,6 +270,15 @@ def test_stale_frame_is_dropped(driver):
     _stamps = itertools.count(int((newest - T0) / 500_000_000) + 2)
 
 
+def test_diagnostics_warn_when_the_plans_are_the_fallback(driver):
+    """The random-weight model never answers a parsable plan: /diagnostics says so (WARN), not just a counter."""
+    for _ in range(10):
+        assert plan_once(driver)[1] is not None
+    assert driver.peer.spin_until(lambda: driver.diag().get("fallback_share_recent") == "1.00", 5), driver.diag()
+    diag = driver.diag()
+    assert diag["_level"] == "1" and "plans are the constant-velocity fallback" in diag["_message"], diag
+
+
 def test_camera_that_stops_is_left_out(driver):
     stamp, traj = plan_once(driver)
     assert traj is not None

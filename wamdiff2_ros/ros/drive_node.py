@@ -51,6 +51,9 @@ from wamdiff2_ros.ros.task_rates import RateGate, TaskBook
 # rclpy and the message classes (wamdiff2_ros.msg is built by colcon) are imported in the
 # methods that use them: they exist only in a ROS install, and this module imports without.
 
+# /diagnostics warns when at least this share of the last FALLBACK_WINDOW plans (and at least FALLBACK_MIN of them)
+# were the constant-velocity fallback: the model is not answering these inputs (e.g. cameras it was not trained on)
+FALLBACK_WINDOW, FALLBACK_MIN, FALLBACK_WARN_SHARE = 20, 10, 0.9
 RATE_PARAMS = {"planning": "planning_rate_hz", "perception": "perception_rate_hz",
                "understanding": "understanding_rate_hz"}
 LANES = {"planning": ("planning",), "scene": ("perception", "understanding")}  # one worker thread each
@@ -189,6 +192,7 @@ class DriveNode:
         self.stats_lock = threading.Lock()  # counts, latencies, arrivals, sync, last_error
         self.counts: Counter = Counter()
         self.books: dict[str, TaskBook] = {t: TaskBook() for t in TASKS}  # per task: latencies, output times
+        self.recent_fallbacks: deque[bool] = deque(maxlen=FALLBACK_WINDOW)  # the last plans: fell back or not
         self.arrivals: dict[str, deque[int]] = {c: deque(maxlen=50) for c in self.p["cameras"]}
         self.model_state = "loading"
         self.model_label = ""
@@ -489,6 +493,7 @@ class DriveNode:
             self.counts[f"decodes/{output.task}"] += 1
             if output.task == "planning":
                 self.counts["fallbacks"] += 0 if out.valid else 1
+                self.recent_fallbacks.append(not out.valid)
             if output.error:
                 self.counts["parse_failures"] += 1
                 self.last_error = f"{output.task}: {output.error}"[:300]
@@ -545,6 +550,12 @@ class DriveNode:
             values["ego_state"] = "ok" if self.ego_ok and now - self.ego_received_ns <= self.p["ego_timeout_s"] * 1e9 else "missing"
             values["driving_command"] = self.command
             values["clock"] = "sim" if self.node.get_parameter("use_sim_time").value else "system"
+            recent, fell = len(self.recent_fallbacks), sum(self.recent_fallbacks)
+            values["fallback_share_recent"] = f"{fell / recent:.2f}" if recent else "-"
+            if status.level == DiagnosticStatus.OK and recent >= FALLBACK_MIN and fell >= FALLBACK_WARN_SHARE * recent:
+                status.level = DiagnosticStatus.WARN
+                status.message = (f"{fell} of the last {recent} plans are the constant-velocity fallback: the model's "
+                                  "answers do not parse (inputs it was not trained on? see last_error)")
         for key in ("inferences", "fallbacks", "parse_failures", "dropped_sets", "bad_image", "ego_invalid",
                     "out_of_order_frames", "stale_frames", "missing_ego", "ego_stamp_mismatch", "ego_wait_timeouts",
                     "bad_command", "inference_errors"):
