@@ -45,9 +45,10 @@ class EgoHistory:
         ``stamp_ns`` is here and so is an acceleration (when accelerations are expected and
         have come before).
         """
-        if not self.odometry:
+        newest = self.newest_stamp_ns
+        if newest is None:
             return True
-        if max(s for s, _, _ in self.odometry) < stamp_ns:
+        if newest < stamp_ns:
             return False
         return not (self.accel_expected and self.accels) or max(s for s, _, _ in self.accels) >= stamp_ns
 

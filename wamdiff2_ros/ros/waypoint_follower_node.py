@@ -118,7 +118,6 @@ class WaypointFollower:
         self.plan_times: np.ndarray | None = None
         self.plan_stamp = 0
         self.rejected = 0
-        self.late_ticks = 0  # ticks commanded from odometry older than the tick (odometry_wait_s ran out)
         self.pending_tick: tuple[int, float] | None = None  # (tick time ns, monotonic deadline) waiting for odometry
         self.msg_class = output_message_class(self.p["output"])
         self.pub = node.create_publisher(self.msg_class, self.p["cmd_topic"], 10)
@@ -168,9 +167,7 @@ class WaypointFollower:
     def on_tick(self) -> None:
         """A control tick: command now, or (sim time) once the odometry of this tick is here."""
         if self.pending_tick is not None:  # the previous tick's odometry never came: command from what there is
-            self.late_ticks += 1
-            self.pending_tick = None
-            self.control()
+            self.command_late_tick()
         tick_ns = self.node.get_clock().now().nanoseconds
         sim_time = bool(self.node.get_parameter("use_sim_time").value)
         if sim_time and self.p["odometry_wait_s"] > 0 and self.poses and self.poses[-1][0] < tick_ns:
@@ -180,11 +177,14 @@ class WaypointFollower:
 
     def release_late_tick(self) -> None:
         if self.pending_tick is not None and time.monotonic() >= self.pending_tick[1]:
-            self.late_ticks += 1
-            self.pending_tick = None
-            self.node.get_logger().debug("no odometry for a control tick within odometry_wait_s; commanding from "
-                                         "the newest", throttle_duration_sec=5.0)
-            self.control()
+            self.command_late_tick()
+
+    def command_late_tick(self) -> None:
+        """The pending tick's odometry did not come in time: command it from the newest odometry."""
+        self.pending_tick = None
+        self.node.get_logger().debug("no odometry for a control tick within odometry_wait_s; commanding from "
+                                     "the newest", throttle_duration_sec=5.0)
+        self.control()
 
     def control(self) -> None:
         """Command from the newest odometry and plan (a stop without either, or with a plan too old)."""
