@@ -71,7 +71,7 @@ def _through_ros(ros_env, ros_peer, tmp_path, student) -> dict:
         drive = group.start("drive_node", {
             "model_path": str(student), "tasks": ["planning"], "block_size": 32, "max_new_tokens": 128,
             "confidence_threshold": 0.9, "max_rate_hz": 20.0, "use_sim_time": True, "torch_threads": 1,
-            "ego_wait_s": 1.0,
+            "ego_wait_s": 1.0, "require_ego": True,
         }, params_file="drive.yaml")  # fmt: skip
         follower = group.start("waypoint_follower_node", {"use_sim_time": True, "odometry_wait_s": 1.0},
                                params_file="follower.yaml")

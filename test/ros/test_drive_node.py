@@ -32,7 +32,7 @@ def next_stamp() -> int:
 class Driver:
     """The running node plus a peer that feeds it and records what it says."""
 
-    def __init__(self, repo, env) -> None:
+    def __init__(self, repo, env, extra: tuple[str, ...] = ()) -> None:
         from diagnostic_msgs.msg import DiagnosticArray
         from nav_msgs.msg import Odometry, Path
         from sensor_msgs.msg import Image
@@ -47,7 +47,7 @@ class Driver:
             "-p", f"camera_topics:=[{','.join('/t/' + c for c in CAMS)}]",
             "-p", "ego_topic:=/t/odom", "-p", "accel_topic:=''", "-p", "ego_wait_s:=1.0", "-p", "command_topic:=/t/command",
             "-r", "/wamdiff2/trajectory:=/t/trajectory", "-r", "/wamdiff2/path:=/t/path",
-            "-r", "/wamdiff2/decode_stats:=/t/stats",
+            "-r", "/wamdiff2/decode_stats:=/t/stats", *extra,
         ]
         self.log = tempfile.NamedTemporaryFile("w+", prefix="drive_node_", suffix=".log")
         self.proc = subprocess.Popen(args, env=env, cwd=repo, stdout=self.log, stderr=subprocess.STDOUT, text=True)
@@ -201,6 +201,29 @@ def test_frame_set_is_planned_on_the_odometry_of_its_stamp_even_when_it_comes_la
     assert [w.x for w in traj.waypoints] == pytest.approx([7.0 * 0.5 * i for i in range(1, 9)], abs=1e-6)
     driver.peer.spin_for(1.2)  # a diagnostics period
     assert driver.counter("ego_stamp_mismatch") == before
+
+
+def test_require_ego_skips_sets_without_odometry_and_waits_for_the_first(repo_root):
+    """require_ego (a lock-step simulator's start): a set whose odometry never comes is not planned (a plan
+    without ego state would be a standstill plan at speed); a set whose first odometry comes just after its
+    images is planned on it. Without require_ego the first case is planned with zero motion."""
+    d = Driver(repo_root, ros_environment(repo_root), extra=("-p", "require_ego:=true"))
+    try:
+        d.wait_ready()
+        lonely = next_stamp()
+        d.send_set(lonely)
+        assert d.wait_counter("skipped_no_ego", 0), d.output()[-2000:]
+        assert d.trajectory_for(lonely, timeout=1.5) is None
+        stamp = next_stamp()
+        d.send_set(stamp)
+        d.peer.spin_for(0.01)
+        d.odom(stamp, vx=6.0)
+        traj = d.trajectory_for(stamp)
+        assert traj is not None
+        assert [w.x for w in traj.waypoints] == pytest.approx([6.0 * 0.5 * i for i in range(1, 9)], abs=1e-6)
+        assert d.proc.poll() is None
+    finally:
+        d.close()
 
 
 @pytest.mark.parametrize("encoding", ["bgr8", "bgra8", "mono8"])

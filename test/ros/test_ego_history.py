@@ -23,13 +23,14 @@ def test_state_of_the_frames_stamp_not_the_newest():
 def test_waits_for_odometry_and_acceleration_of_the_stamp():
     history = EgoHistory()
     assert history.reached(100 * MS)  # nothing ever came: nothing to wait for
+    assert not history.reached(100 * MS, first=True)  # unless the first odometry is waited for (require_ego)
     history.add_accel(50 * MS, 0.0, 0.0)
     history.add_odometry(50 * MS, 3.0, 0.0)
     assert not history.reached(100 * MS)
     history.add_odometry(100 * MS, 3.5, 0.0)  # the odometry beat its acceleration
     assert not history.reached(100 * MS)
     history.add_accel(100 * MS, 1.0, 0.0)
-    assert history.reached(100 * MS)
+    assert history.reached(100 * MS) and history.reached(100 * MS, first=True)
     assert history.at(100 * MS, TIMEOUT)[0].acceleration == (1.0, 0.0)
 
 

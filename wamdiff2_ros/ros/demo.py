@@ -162,7 +162,7 @@ def demo(args: argparse.Namespace) -> int:
     }
     if closed_loop:  # lock-step on sim_node's clock: the world waits for every plan
         driver_params.update({"camera_topics": [f"/cameras/{c}/image" for c in cameras], "image_transport": "raw",
-                              "use_sim_time": True, "max_rate_hz": 20.0})
+                              "use_sim_time": True, "max_rate_hz": 20.0, "require_ego": True})
     driver = group.start("drive_node", driver_params, params_file="drive.yaml")
     monitor = Progress(int(env["ROS_DOMAIN_ID"]))
     started = time.monotonic()

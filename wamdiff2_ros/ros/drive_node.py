@@ -99,6 +99,9 @@ PARAMS = [
     spec("ego_wait_s", 0.05, "a frame set waits (wall seconds, in the worker) at most this long for odometry and "
          "acceleration stamped at or after its own stamp, then takes the state nearest its stamp; 0 = no wait",
          in_range(0.0, 5.0)),
+    spec("require_ego", False, "plan only frame sets that have their ego state (odometry within ego_timeout_s "
+         "after ego_wait_s, the first odometry waited for too); others are skipped (diagnostics: skipped_no_ego). "
+         "For a lock-step simulator's start, which sends t = 0 again until a plan comes"),
     spec("max_pixels", 0, "vision budget per image in pixels; 0 = the model's default", in_range(0, 4096 * 4096)),
     spec("vision_tokens_per_camera", 0, "vision tokens per camera image (the image is resized to fit); 0 = the "
          "model's default; give this or max_pixels", in_range(0, 65536)),
@@ -120,6 +123,10 @@ def _cross_check(values: dict[str, Any]) -> str | None:
     if not (device == "cpu" or device.startswith("cuda")):
         return f"parameter 'device' = {device!r} refused: must be cpu or cuda[:N]"
     return None
+
+
+class NoEgoState(Exception):
+    """A frame set without its ego state, under ``require_ego``: not planned."""
 
 
 @dataclass
@@ -420,6 +427,9 @@ class DriveNode:
                 gates[t].start(rates[t], job.frames.stamp_ns)
             try:
                 self.decode(job, due)
+            except NoEgoState:
+                self.log.warning("frame set skipped: no ego state for its stamp (require_ego)",
+                                 throttle_duration_sec=2.0)
             except Exception as exc:  # keep serving; report on diagnostics
                 if self.stopping or not self.node.context.ok():
                     return  # shutting down: publishers are gone
@@ -434,6 +444,9 @@ class DriveNode:
                 # every task enabled now, so a scene worker taking this set later reuses its prefix
                 wanted = {t for t in self.agent.tasks if self.rate_hz(t) > 0} | set(tasks)
                 ego, ego_ok = self.ego_for(job.frames.stamp_ns)
+                if not ego_ok and self.p["require_ego"]:
+                    self.count("skipped_no_ego")
+                    raise NoEgoState
                 job.ctx = self.agent.prepare(job.frames.frames, ego, job.command, stamp=job.frames.stamp_ns,
                                              tasks=[t for t in self.agent.tasks if t in wanted])
                 self.count("inferences")
@@ -448,12 +461,13 @@ class DriveNode:
         """
         deadline = time.monotonic() + float(self.p["ego_wait_s"])
         with self.lock:
-            while not self.stopping and not self.ego_history.reached(stamp_ns):
+            first = bool(self.p["require_ego"])
+            while not self.stopping and not self.ego_history.reached(stamp_ns, first):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
                 self.ego_arrived.wait(timeout=left)
-            reached = self.ego_history.reached(stamp_ns)
+            reached = self.ego_history.reached(stamp_ns, first)
             ego, ok, used = self.ego_history.at(stamp_ns, int(self.p["ego_timeout_s"] * 1e9))
         if ok and used != stamp_ns:
             self.count("ego_stamp_mismatch")  # planned on a state not stamped with the set (a rate mismatch or late)
@@ -558,6 +572,7 @@ class DriveNode:
                                   "answers do not parse (inputs it was not trained on? see last_error)")
         for key in ("inferences", "fallbacks", "parse_failures", "dropped_sets", "bad_image", "ego_invalid",
                     "out_of_order_frames", "stale_frames", "missing_ego", "ego_stamp_mismatch", "ego_wait_timeouts",
+                    "skipped_no_ego",
                     "bad_command", "inference_errors"):
             values[key] = str(self.counts[key])
         for task in self.agent.tasks if hasattr(self, "agent") else ():

@@ -38,16 +38,16 @@ class EgoHistory:
     def newest_stamp_ns(self) -> int | None:
         return max(s for s, _, _ in self.odometry) if self.odometry else None
 
-    def reached(self, stamp_ns: int) -> bool:
+    def reached(self, stamp_ns: int, first: bool = False) -> bool:
         """True when waiting longer cannot give a better state for ``stamp_ns``.
 
-        That is: no odometry ever came (nothing to wait for), or odometry stamped at or after
-        ``stamp_ns`` is here and so is an acceleration (when accelerations are expected and
-        have come before).
+        That is: no odometry ever came (nothing to wait for, unless ``first``: the caller
+        waits for the first odometry too), or odometry stamped at or after ``stamp_ns`` is
+        here and so is an acceleration (when accelerations are expected and have come before).
         """
         newest = self.newest_stamp_ns
         if newest is None:
-            return True
+            return not first
         if newest < stamp_ns:
             return False
         return not (self.accel_expected and self.accels) or max(s for s, _, _ in self.accels) >= stamp_ns

@@ -269,7 +269,10 @@ class SimNode:
 
             while not self.stopping and time.monotonic() < deadline and not everyone_listens():
                 time.sleep(0.1)
-            time.sleep(0.5)  # the other side discovers our publishers just after we discover its subscriptions
+            # the other side discovers our publishers just after we discover its subscriptions; a message sent in
+            # between is lost to it. So a planner run with require_ego skips a frame set without its odometry, and
+            # this loop sends t = 0 again until a plan comes: the handshake.
+            time.sleep(0.5)
         while not self.stopping and time.monotonic() < deadline:
             self.publish_state()
             time.sleep(0.1)  # odometry before the frame: the planner takes ego state of the frame's stamp
@@ -295,6 +298,8 @@ class SimNode:
         next_time = time.monotonic()
         while rclpy.ok() and not self.stopping:
             step_start = time.monotonic()
+            if tick == 0 and lockstep:
+                self.publish_state()  # once more: a follower that missed t = 0's odometry commands the first step
             if tick > 0:
                 self.publish_state()
                 if tick % frame_every == 0:
