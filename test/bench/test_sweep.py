@@ -35,6 +35,20 @@ def test_lower_threshold_commits_more_tokens_per_forward(random_models):
     assert all(r["samples"] == {"planning": 1, "understanding": 1, "perception": 1} for r in rows)
 
 
+def test_rows_are_paired_against_the_reference_threshold(random_models):
+    _, vla, samples = random_models
+    rows = threshold_sweep({"b4": (vla.with_block_size(4), 4)}, samples, [1.0, 0.0], max_new_tokens=8,
+                           paired_to=1.0, progress=False)
+    strict, loose = rows
+    # the reference against itself: a zero difference; the other row: its own per-sample difference
+    assert strict["l2_vs_ref"]["mean"] == 0.0 and strict["l2_vs_ref"]["n"] == len(samples["planning"])
+    diff = [a - b for a, b in zip(loose["per_sample"]["planning_l2"], strict["per_sample"]["planning_l2"], strict=True)]
+    assert loose["l2_vs_ref"]["mean"] == pytest.approx(sum(diff) / len(diff))
+    assert loose["per_sample"]["planning_l2"] and len(loose["per_sample"]["qa_correct"]) == len(samples["understanding"])
+    with pytest.raises(ValueError, match="paired_to"):
+        threshold_sweep({"b4": (vla.with_block_size(4), 4)}, samples, [0.5], paired_to=0.9, progress=False)
+
+
 def test_cli_writes_json_and_plot_and_refuses_bad_input(random_models, synth_root, tmp_path):
     root, _, _ = random_models
     parser = argparse.ArgumentParser()
@@ -49,6 +63,7 @@ def test_cli_writes_json_and_plot_and_refuses_bad_input(random_models, synth_roo
     assert (tmp_path / "sweep.png").stat().st_size > 1000
     for bad in (["--model", f"a={root / 'ar'}", "--model", f"a={root / 'b4'}"],  # duplicate names
                 ["--model", f"a={root / 'ar'}", "--thresholds", "2"],
+                ["--model", f"a={root / 'ar'}", "--thresholds", "0.5", "--paired-to", "0.9"],
                 ["--model", f"a={tmp_path / 'missing'}"],
                 ["--model", f"a={root / 'ar'}", "--heldout", str(tmp_path / "none")]):
         args = parser.parse_args([*bad, "--heldout", str(synth_root), "--json", str(tmp_path / "x.json")]

@@ -29,6 +29,7 @@ from wamdiff2_ros.bench.machine import device_description
 from wamdiff2_ros.bench.plot import pyplot
 from wamdiff2_ros.bench.script import run_script
 from wamdiff2_ros.evaluation.ladder import evaluate_model, heldout_rows, pick
+from wamdiff2_ros.evaluation.stats import paired_bootstrap
 from wamdiff2_ros.model.loader import ModelLoadError, load_model
 
 
@@ -54,9 +55,16 @@ def parse_thresholds(text: str) -> list[float]:
 
 
 def threshold_sweep(models: dict[str, tuple[Any, int]], samples: dict[str, list[dict[str, Any]]],
-                    thresholds: Sequence[float], *, max_new_tokens: int = 192,
+                    thresholds: Sequence[float], *, max_new_tokens: int = 192, paired_to: float | None = None,
                     progress: bool = True) -> list[dict[str, Any]]:
-    """One scored row per (model, threshold); B=1 models get a single row (threshold ``None``)."""
+    """One scored row per (model, threshold); B=1 models get a single row (threshold ``None``).
+
+    With ``paired_to`` (one of ``thresholds``) every diffusion row also gets ``l2_vs_ref``: the
+    paired per-sample planning L2 difference against the same model at that threshold (mean,
+    95% bootstrap interval, relative %), so a threshold is chosen on more than two means.
+    """
+    if paired_to is not None and paired_to not in thresholds:
+        raise ValueError(f"paired_to={paired_to} is not one of the thresholds {list(thresholds)}")
     rows = []
     for name, (vla, block) in models.items():
         for threshold in (thresholds if block > 1 else [None]):
@@ -70,17 +78,33 @@ def threshold_sweep(models: dict[str, tuple[Any, int]], samples: dict[str, list[
         r["speedup_vs_ar"] = (r["decode_tokens_per_second"] / baseline["decode_tokens_per_second"]
                               if baseline else float("nan"))
         r["l2_vs_ar"] = r["planning_l2"] / baseline["planning_l2"] if baseline else float("nan")
+    for r in rows:
+        ref = next((q for q in rows if q["model"] == r["model"] and q["threshold"] == paired_to), None)
+        if paired_to is None or r["threshold"] is None or ref is None:
+            continue
+        mine, theirs = r["per_sample"]["planning_l2"], ref["per_sample"]["planning_l2"]
+        r["l2_vs_ref"] = {"threshold": paired_to, **paired_bootstrap(
+            [a - b for a, b in zip(mine, theirs, strict=True)], reference=theirs)}
     return rows
+
+
+def paired_text(r: dict[str, Any]) -> str:
+    """``+1.2% [-0.5, +3.0]`` of a row's ``l2_vs_ref`` (``-`` without one or at the reference itself)."""
+    p = r.get("l2_vs_ref")
+    if not p or p["threshold"] == r["threshold"] or p.get("relative_pct") is None:
+        return "-"
+    return f"{p['relative_pct']:+.1f}% [{p['relative_low']:+.1f}, {p['relative_high']:+.1f}]"
 
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
     """Markdown table of the sweep (one line per row)."""
-    lines = ["| model | B | threshold | planning L2 (m) | L2 / AR | plans parsed | QA | mAP | tokens / forward |"
-             " decode tokens/s | x AR |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| model | B | threshold | planning L2 (m) | L2 / AR | paired L2 vs ref [95%] | plans parsed | QA | mAP |"
+             " tokens / forward | decode tokens/s | x AR |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         threshold = "-" if r["threshold"] is None else f"{r['threshold']:.2f}"
         lines.append(
             f"| {r['model']} | {r['block_size']} | {threshold} | {r['planning_l2']:.3f} | {r['l2_vs_ar']:.2f} |"
+            f" {paired_text(r)} |"
             f" {r['planning_parse_rate']:.2f} | {r['qa_accuracy']:.2f} | {r['detection_map']:.3f} |"
             f" {r['tokens_per_forward']:.2f} | {r['decode_tokens_per_second']:.1f} | {r['speedup_vs_ar']:.2f} |")
     return "\n".join(lines)
@@ -123,6 +147,9 @@ def sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=30, help="samples per task (default: 30)")
     parser.add_argument("--thresholds", default="0.95,0.9,0.8,0.7,0.5,0.3", help="comma-separated confidence thresholds")
     parser.add_argument("--max-new-tokens", type=int, default=192)
+    parser.add_argument("--paired-to", type=float, default=None,
+                        help="one of --thresholds: each row's paired per-sample L2 difference against it, with a "
+                             "bootstrap interval (default: none)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
     parser.add_argument("--json", required=True, help="where to write the JSON results")
     parser.add_argument("--plot", default=None, help="optional PNG: L2 and QA against tokens per forward")
@@ -132,6 +159,8 @@ def sweep(args: argparse.Namespace) -> int:
     try:
         specs = [parse_model_spec(s) for s in args.model]
         thresholds = parse_thresholds(args.thresholds)
+        if args.paired_to is not None and args.paired_to not in thresholds:
+            raise ValueError(f"--paired-to {args.paired_to} is not one of --thresholds {args.thresholds}")
     except ValueError as exc:
         print(f"wamdiff2 bench sweep: {exc}", file=sys.stderr)
         return 2
@@ -154,7 +183,8 @@ def sweep(args: argparse.Namespace) -> int:
     first = next(iter(models.values()))[0]
     samples = pick(heldout_rows(first, args.heldout, args.cache), args.limit)
     print(f"samples per task: { {k: len(v) for k, v in samples.items()} }; thresholds {thresholds}")
-    rows = threshold_sweep(models, samples, thresholds, max_new_tokens=args.max_new_tokens)
+    rows = threshold_sweep(models, samples, thresholds, max_new_tokens=args.max_new_tokens,
+                           paired_to=args.paired_to)
     device = device_description("cpu")
     report = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "device": device,
               "models": {name: path for name, path, _ in specs}, "heldout": str(args.heldout),

@@ -111,6 +111,8 @@ def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_siz
         "generated_tokens": generated,
         "samples": {k: len(v) for k, v in samples.items()},
         "examples": examples,
+        # per sample, in ``samples``' order: paired comparisons (bench sweep) need them
+        "per_sample": {"planning_l2": [float(v) for v in l2], "qa_correct": [float(v) for v in correct]},
     }
 
 

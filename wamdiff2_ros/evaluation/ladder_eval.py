@@ -64,6 +64,7 @@ def _load(runs: Path, row: Row) -> Any:
 def _score(vla: Any, samples: dict[str, list[dict[str, Any]]], row: Row, runs: Path) -> dict[str, Any]:
     start = time.perf_counter()
     result = evaluate_model(vla, samples, row.block_size)
+    result.pop("per_sample", None)  # results.json keeps aggregates
     result["eval_wall_s"] = time.perf_counter() - start
     result["checkpoint"] = str(runs / row.checkpoint)
     print(f"{row.key}: L2 {result['planning_l2']:.3f}  parsed {result['planning_parse_rate']:.2f}  "
