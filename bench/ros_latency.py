@@ -33,6 +33,7 @@ import numpy as np
 CAMERAS = ("CAM_F0", "CAM_L0", "CAM_L1", "CAM_L2", "CAM_R0", "CAM_R1", "CAM_R2", "CAM_B0")
 REPO = Path(__file__).resolve().parents[1]
 MODELS = {"ar": REPO / "checkpoints" / "wamdiff2-tiny-ar", "b32": REPO / "checkpoints" / "wamdiff2-tiny-b32"}
+THRESHOLDS: dict[str, float] = {}  # MODEL -> confidence threshold given with --model NAME=DIR@T (else the checkpoint's)
 TASK_SETS = {"planning": ["planning"], "all": ["planning", "perception", "understanding"]}
 OUTPUTS = {"trajectory": "planning", "detections": "perception", "rationale": "understanding"}
 
@@ -175,6 +176,8 @@ def run_cell(bench: Bench, env, args, tasks: str, n_cams: int, model: str, secon
     }
     if args.vision_tokens:
         params["vision_tokens_per_camera"] = args.vision_tokens
+    if model in THRESHOLDS:
+        params["confidence_threshold"] = THRESHOLDS[model]
     bench.reset()
     driver = group.start("drive_node", params, params_file="drive.yaml")
     print(f"[bench] {name}: {model_label} B={block}, {n_cams} camera(s), tasks {TASK_SETS[tasks]}, "
@@ -216,7 +219,8 @@ def run_cell(bench: Bench, env, args, tasks: str, n_cams: int, model: str, secon
     if stages and plan_p50 is not None and "latency_ms_p50/planning" in diag:
         stages["transport"] = round(plan_p50 - float(diag["latency_ms_p50/planning"]), 1)
     cell["plan_stages_ms_p50"] = stages
-    cell |= {"frame_sets_emitted": int(diag.get("frame_sets_emitted", "0")),
+    cell |= {"confidence_threshold": float(diag["confidence_threshold"]) if "confidence_threshold" in diag else None,
+             "frame_sets_emitted": int(diag.get("frame_sets_emitted", "0")),
              "frame_sets_skipped": int(diag.get("frame_sets_skipped", "0")),
              "dropped_sets": int(diag.get("dropped_sets", "0")), "inference_errors": int(diag.get("inference_errors", "0")),
              "driver_alive_at_end": alive, "exit_codes": codes,
@@ -241,9 +245,9 @@ def soak_check(cell: dict, warmup_s: float, window_s: float = 30.0) -> dict:
 
 
 def table(cells: list[dict]) -> str:
-    lines = ["| cell (tasks:cams:model) | B | plans | fallback plans | plan Hz | plan p50 | p95 | p99 ms "
+    lines = ["| cell (tasks:cams:model) | B | threshold | plans | fallback plans | plan Hz | plan p50 | p95 | p99 ms "
              "| perception p50/p95 ms | rationale p50/p95 ms | drops | alive |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in cells:
         if "error" in c:
             lines.append(f"| {c['cell']} | error: {c['error']} |")
@@ -253,7 +257,8 @@ def table(cells: list[dict]) -> str:
         lm = plan["latency_ms"]
         pair = {task: f"{pt[task]['latency_ms']['p50']}/{pt[task]['latency_ms']['p95']} (n={pt[task]['latency_ms']['n']})"
                 if task in pt else "-" for task in ("perception", "understanding")}
-        lines.append(f"| {c['cell']} | {c['block_size']} | {plan['outputs']} | {plan.get('fallbacks', 0)} | "
+        threshold = "-" if c.get("confidence_threshold") is None or c["block_size"] == 1 else f"{c['confidence_threshold']:g}"
+        lines.append(f"| {c['cell']} | {c['block_size']} | {threshold} | {plan['outputs']} | {plan.get('fallbacks', 0)} | "
                      f"{plan['achieved_rate_hz']} | "
                      f"{lm['p50']} | {lm['p95']} | {lm['p99']} | {pair['perception']} | {pair['understanding']} | "
                      f"{c['dropped_sets']} | {c['driver_alive_at_end']} |")
@@ -286,14 +291,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--soak", action="store_true", help="one long cell: latency first vs last 30 s, memory")
     parser.add_argument("--soak-seconds", type=float, default=120.0)
     parser.add_argument("--soak-cell", default="all:1:b32")
-    parser.add_argument("--model", action="append", default=[], metavar="NAME=DIR",
-                        help="another checkpoint for the cells' MODEL field (repeatable), e.g. cand=runs/x")
+    parser.add_argument("--model", action="append", default=[], metavar="NAME=DIR[@THRESHOLD]",
+                        help="another checkpoint for the cells' MODEL field (repeatable), e.g. cand=runs/x; @THRESHOLD "
+                             "decodes it at that confidence threshold instead of the checkpoint's own")
     parser.add_argument("--json", default="bench_out/ros_latency.json")
     args = parser.parse_args(argv)
     for spec in args.model:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path or ":" in name or "," in name:
-            parser.error(f"--model wants NAME=DIR (NAME without ':' or ','), got {spec!r}")
+            parser.error(f"--model wants NAME=DIR[@THRESHOLD] (NAME without ':' or ','), got {spec!r}")
+        path, at, threshold = path.rpartition("@") if "@" in path else (path, "", "")
+        if at:
+            try:
+                THRESHOLDS[name] = float(threshold)
+            except ValueError:
+                parser.error(f"--model {spec!r}: THRESHOLD must be a number in [0, 1]")
+            if not 0.0 <= THRESHOLDS[name] <= 1.0:
+                parser.error(f"--model {spec!r}: THRESHOLD must be a number in [0, 1]")
         MODELS[name] = Path(path).resolve()
 
     from wamdiff2_ros.ros.launching import isolated_env

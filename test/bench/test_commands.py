@@ -72,6 +72,12 @@ def test_ros_latency_refuses_a_malformed_model(spec):
     assert done.returncode == 2 and "--model wants NAME=DIR" in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("spec", ["cand=runs/x@high", "cand=runs/x@1.5"])
+def test_ros_latency_refuses_a_bad_threshold(spec):
+    done = _ros_latency("--model", spec)
+    assert done.returncode == 2 and "THRESHOLD must be a number in [0, 1]" in done.stderr, done.stderr
+
+
 def test_ros_latency_takes_a_named_model_into_its_cells(tmp_path):
     """A --model NAME is a cell's MODEL; a folder without a checkpoint stops the bench before any node starts."""
     done = _ros_latency("--model", f"cand={tmp_path}", "--cells", "planning:1:cand")
@@ -94,4 +100,7 @@ def test_ros_latency_table_says_how_many_plans_were_fallbacks():
     cell = {"cell": "planning:8:b32", "block_size": 32, "per_task": {"planning": plan}, "dropped_sets": 0,
             "driver_alive_at_end": True, "plan_stages_ms_p50": {}}
     row = next(line for line in bench.table([cell]).splitlines() if line.startswith("| planning:8:b32"))
-    assert row.split(" | ")[2:4] == ["85", "85"]  # plans, fallback plans
+    assert row.split(" | ")[3:5] == ["85", "85"]  # plans, fallback plans
+    assert row.split(" | ")[2] == "-"  # no threshold reported by the node
+    cell["confidence_threshold"] = 0.3
+    assert bench.table([cell]).splitlines()[2].split(" | ")[2] == "0.3"

@@ -19,7 +19,7 @@ from wamdiff2_ros.evaluation.closed_loop.routes import (
     route_spec,
 )
 from wamdiff2_ros.evaluation.closed_loop.runner import RunSettings, run_route
-from wamdiff2_ros.model.checkpoints import default_checkpoint
+from wamdiff2_ros.model.checkpoints import default_checkpoint, own_threshold
 
 FAST = RunSettings(pdm_every=0)
 
@@ -106,6 +106,8 @@ def test_shipped_student_plans_through_the_agent():
     assert result.plans["plans"] >= 12 and 0.0 <= result.plans["fallback_rate"] <= 1.0
     assert result.plans["latency_ms_mean"] > 0 and result.plans["tokens_mean"] > 0
     assert "pdm" in result.metrics and "driving_score" in result.metrics
+    # decoded at the checkpoint's own threshold (its generation_config.json), as drive_node does by default
+    assert result.plans["confidence_threshold"] == own_threshold(default_checkpoint())
 
 
 @pytest.mark.skipif(default_checkpoint() is None, reason="shipped student checkpoint not present")

@@ -297,6 +297,9 @@ def tiny_runs(tmp_path):
         (tmp_path / "runs" / run / "train_config.json").write_text(json.dumps({"batch_size": 2}))
     rows = registry()
     rows["rows"][1]["block_size"] = 4
+    # the same checkpoint decoded at its own threshold (a shipped decode default): 0 commits the whole block at once
+    rows["rows"].append({**rows["rows"][1], "key": "student-t0", "label": "B=32 student, threshold 0", "threshold": 0.0,
+                         "student": False})
     (tmp_path / "rows.yaml").write_text(json.dumps(rows))
     return tmp_path
 
@@ -336,8 +339,12 @@ def test_score_end_to_end_records_and_report(tiny_runs, capsys):
     assert code == 0 and "missing: not trained" in capsys.readouterr().out
     results = json.loads(store.read_text())
     lines = store.read_text().splitlines()
-    assert sum(line.lstrip().startswith("{") and '"task":' in line for line in lines) == 12  # a record per line
-    assert set(results["val"]) == {"_split", "ar-equal", "student"}
+    assert sum(line.lstrip().startswith("{") and '"task":' in line for line in lines) == 18  # a record per line
+    assert set(results["val"]) == {"_split", "ar-equal", "student", "student-t0"}
+    own = results["val"]["student-t0"]
+    assert own["threshold"] == 0.0 and results["val"]["student"]["threshold"] == 0.9
+    forwards = {k: sum(r["forwards"] for r in results["val"][k]["records"]) for k in ("student", "student-t0")}
+    assert forwards["student-t0"] < forwards["student"]
     assert results["_compute"]["runs"]["ar-equal"] == {"steps": 10, "samples": 20, "core_min": 1.0}
     assert results["_compute"]["runs"]["nope"] is None
     records = results["val"]["student"]["records"]
@@ -377,6 +384,7 @@ def test_score_end_to_end_records_and_report(tiny_runs, capsys):
         )
     assert report[0].read_bytes() == report[1].read_bytes()
     assert "| B=32 student | 4 |" in report[0].read_text()
+    assert "(`student-t0`: 0)" in report[0].read_text()
 
 
 def test_figure_from_the_store(tmp_path):
@@ -388,3 +396,15 @@ def test_figure_from_the_store(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert paper_plot.plot(results_of(0.5, 25.0), registry(), "val", tmp_path / "none.png") is None
     assert not (tmp_path / "none.png").exists()
+
+
+def test_a_row_threshold_must_be_a_number_in_the_unit_interval(tmp_path):
+    for bad in (1.5, -0.1, "0.3", True):
+        rows = registry()
+        rows["rows"][1]["threshold"] = bad
+        (tmp_path / "rows.yaml").write_text(json.dumps(rows))
+        with pytest.raises(ValueError, match="threshold"):
+            pt.load_registry(tmp_path / "rows.yaml")
+    rows["rows"][1]["threshold"] = 0.3
+    (tmp_path / "rows.yaml").write_text(json.dumps(rows))
+    assert pt.load_registry(tmp_path / "rows.yaml")["rows"][1]["threshold"] == 0.3

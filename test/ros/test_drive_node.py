@@ -183,6 +183,7 @@ def test_good_input_gives_well_formed_outputs(driver):
     stats = next(s for s in driver.stats if stamp_to_ns(s.header.stamp) == stamp)
     assert stats.block_size == 32 and stats.forwards >= 1 and stats.prompt_tokens > 0
     assert driver.wait_counter("parse_failures", 0)
+    assert driver.diag()["confidence_threshold"] == "0.9"  # the default -1: a random model names no threshold of its own
 
 
 def test_frame_set_is_planned_on_the_odometry_of_its_stamp_even_when_it_comes_late(driver):
@@ -325,7 +326,7 @@ def test_bad_parameter_is_refused_with_reason(repo_root):
         env=env, cwd=repo_root, capture_output=True, text=True, timeout=60,
     )
     assert out.returncode == 2
-    assert "confidence_threshold" in out.stdout + out.stderr and "[0.0, 1.0]" in out.stdout + out.stderr
+    assert "confidence_threshold" in out.stdout + out.stderr and "[-1.0, 1.0]" in out.stdout + out.stderr
     out = subprocess.run(
         [sys.executable, "-m", "wamdiff2_ros.ros.drive_node", "--ros-args",
          "-p", "cameras:=[CAM_F0,CAM_L0]", "-p", "camera_topics:=[/a]"],

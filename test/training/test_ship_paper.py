@@ -69,3 +69,26 @@ def test_ship_writes_card_and_archives_lineage(tmp_path, monkeypatch):
     assert (tmp_path / "archive" / "mid-b4" / "train_summary.json").is_file()
     assert ship_paper.main(["--row", "nope", "--name", "m", "--runs", str(runs), "--registry", str(registry),
                             "--store", str(store), "--out", str(out)]) == 2
+
+
+def test_a_row_with_its_own_threshold_ships_it_as_the_decode_default(tmp_path, monkeypatch):
+    from wamdiff2_ros.model.checkpoints import decode_threshold
+
+    runs = tmp_path / "runs"
+    _run(runs, "tiny-b32", 50, 300.0)
+    (runs / "tiny-b32" / "generation_config.json").write_text(json.dumps({"eos_token_id": 2}))
+    registry = tmp_path / "paper.yaml"
+    registry.write_text("rows:\n  - key: b32\n    label: student\n    run: tiny-b32\n    block_size: 32\n    lineage: [tiny-b32]\n"
+                        "  - key: b32-loose\n    label: student, own threshold\n    run: tiny-b32\n    block_size: 32\n"
+                        "    lineage: [tiny-b32]\n    threshold: 0.3\n")
+    monkeypatch.setattr(paper_card, "ARCHIVE", tmp_path / "archive")
+    out = tmp_path / "checkpoints"
+    common = ["--runs", str(runs), "--registry", str(registry), "--store", str(tmp_path / "none.json"), "--out", str(out)]
+    assert ship_paper.main(["--row", "b32", "--name", "plain", *common]) == 0
+    assert ship_paper.main(["--row", "b32-loose", "--name", "loose", *common]) == 0
+    assert decode_threshold(None, out / "plain") == 0.9  # no threshold named: the default
+    assert decode_threshold(None, out / "loose") == 0.3
+    assert json.loads((out / "loose" / "generation_config.json").read_text())["eos_token_id"] == 2  # kept
+    card = (out / "loose" / "README.md").read_text()
+    assert "Decoding default: confidence threshold 0.3" in card and "is `b32`" in card
+    assert "Decoding default" not in (out / "plain" / "README.md").read_text()

@@ -212,7 +212,8 @@ def closed_loop_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--image-size", default="256x128", help="camera image WxH fed to the model")
     parser.add_argument("--cameras", default="CAM_F0", help="comma-separated cameras fed to the model")
     parser.add_argument("--block-size", type=int, default=None, help="decode block size (default: the checkpoint's)")
-    parser.add_argument("--confidence-threshold", type=float, default=0.9)
+    parser.add_argument("--confidence-threshold", type=float, default=None,
+                        help="decode threshold of every model (default: each checkpoint's own, else 0.9)")
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--engine", choices=("fast", "reference"), default="fast")
     parser.add_argument("--device", default="cpu")

@@ -110,7 +110,8 @@ def scores_lines(entry: dict[str, Any] | None, split: str, split_info: dict[str,
     horizons = ", ".join(_fmt(v, 2) for v in plan.get("l2_h") or [])
     bev = perc.get("bev_ap") or {}
     lines = [f"The {split} split ({split_info.get('path', '?')}, {agg['samples']} samples per task), fast engine, greedy,"
-             f" confidence threshold {split_info.get('threshold', 0.9)}, decoded at B={entry.get('block_size', '?')}"
+             f" confidence threshold {entry.get('threshold', split_info.get('threshold', 0.9))}, decoded at"
+             f" B={entry.get('block_size', '?')}"
              " (`python -m wamdiff2_ros.evaluation.paper_table score`):", "",
              f"- planning L2, average of 1-4 s: **{_fmt(plan['l2'])} m** on every sample (answers that do not parse"
              f" drive the constant-velocity fallback; parse rate {_fmt(plan['parse_rate'], 2)}); at 1/2/3/4 s:"
@@ -156,6 +157,13 @@ def card(name: str, row: dict[str, Any], registry: dict[str, Any], runs: Path, s
     if any(entry.get("row") == row["key"] for entry in registry.get("shipped") or []):
         lines += ["Chosen by the shipping rule in `docs/runs/paper.yaml` (the comments above `shipped:` give the rule,"
                   " the validation data it was judged on and the outcome).", ""]
+    if row.get("threshold") is not None:
+        same = [r["key"] for r in registry["rows"] if r["run"] == row["run"] and r.get("threshold") is None]
+        lines += [f"Decoding default: confidence threshold {row['threshold']:g}, written into `generation_config.json`"
+                  " (`confidence_threshold`, used by drive_node and `wamdiff2 eval closed-loop` unless they are given"
+                  " one), chosen on validation data by the decode threshold rule in `docs/runs/paper.yaml`"
+                  + (f"; the paper table's row of the same weights at the table's threshold is `{same[0]}`" if same
+                     else "") + ".", ""]
     lines += ["## Scores", ""]
     split_block = store.get(split) or {}
     lines += scores_lines(split_block.get(row["key"]), split, split_block.get("_split") or {})

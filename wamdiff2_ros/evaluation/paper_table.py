@@ -64,6 +64,10 @@ def load_registry(path: str | Path = REGISTRY) -> dict[str, Any]:
                 raise ValueError(f"{path}: row {i} has no {field!r}")
         if row["key"] in keys:
             raise ValueError(f"{path}: row key {row['key']!r} appears twice")
+        threshold = row.get("threshold")
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                      or not 0.0 <= threshold <= 1.0):
+            raise ValueError(f"{path}: row {row['key']!r} has threshold {threshold!r} (a number in [0, 1])")
         keys.add(row["key"])
     shipped = data.get("shipped") or []
     for i, ship in enumerate(shipped):
@@ -481,7 +485,9 @@ def markdown(
     samples = f"up to {info['limit']} samples per task" if info.get("limit") else "every sample"
     lines.append(
         f"Split `{info.get('path', '?')}` (sample seed {info.get('seed', '?')}), {samples}; fast engine,"
-        f" greedy, confidence threshold {_num(info.get('threshold'), 2)}, at most {info.get('max_new_tokens', '?')} new tokens."
+        f" greedy, confidence threshold {_num(info.get('threshold'), 2)}"
+        + "".join(f" (`{r['key']}`: {r['threshold']:g})" for r in registry["rows"] if r.get("threshold") is not None)
+        + f", at most {info.get('max_new_tokens', '?')} new tokens."
         " Planning L2 is the average of the 1, 2, 3, 4 s waypoint errors (m): `all` on every sample, a plan that does"
         " not parse replaced by the constant-velocity fallback the driving agent would drive; `matched` on the samples"
         f" where both this row's and the `{base_row['key'] if base_row else '?'}` row's plans parse (this row / that"
@@ -592,8 +598,10 @@ def _notes(
             f" compute: {prior.get('label', '')}: {total['steps']} steps, {_count(total['samples'])} samples,"
             f" {total['core_min']:.0f} core-min."
         )
+    runs_noted = set()  # rows of the same run (one decoded at its own threshold) share the note
     for row in registry["rows"]:
-        if row.get("teacher_lineage"):
+        if row.get("teacher_lineage") and row["run"] not in runs_noted:
+            runs_noted.add(row["run"])
             out.append(
                 f"- `{row['key']}` also used its distillation teacher, whose own training"
                 f" ({' -> '.join(row['teacher_lineage'])}): {_compute_text(row['teacher_lineage'], computes)};"
@@ -740,22 +748,23 @@ def _score_command(args: argparse.Namespace) -> int:
             continue
         every = heldout.split_rows(vla, args.split, cache, seed=args.seed)
         chosen = heldout.select(every, args.limit)
+        threshold = float(row.get("threshold", args.threshold))  # a row may name its own (a shipped decode default)
         scored = heldout.score(
             vla,
             chosen,
             int(row["block_size"]),
-            threshold=args.threshold,
+            threshold=threshold,
             max_new_tokens=args.max_new_tokens,
             progress=not args.quiet,
         )
-        entry = {"run": row["run"], "checkpoint": str(path), "limit": args.limit, **scored}
+        entry = {"run": row["run"], "checkpoint": str(path), "limit": args.limit, "threshold": threshold, **scored}
         if args.mixed_scenes:
             entry["mixed"] = heldout.time_mixed(
                 vla,
                 every,
                 int(row["block_size"]),
                 args.mixed_scenes,
-                threshold=args.threshold,
+                threshold=threshold,
                 max_new_tokens=args.max_new_tokens,
             )
         entry["aggregate"] = aggregate(entry["records"], read_store(store).get("_train_baselines"))

@@ -36,7 +36,7 @@ from typing import Any
 
 from wamdiff2_ros.agent import DEFAULT_QUESTION, TASKS, DrivingAgent, EgoMotion
 from wamdiff2_ros.decoding.config import DTYPES, ENGINES, DecodeConfig
-from wamdiff2_ros.model.checkpoints import DEFAULT_STUDENT
+from wamdiff2_ros.model.checkpoints import DEFAULT_STUDENT, decode_threshold
 from wamdiff2_ros.model.prompts import CAMERAS, DRIVING_COMMANDS
 from wamdiff2_ros.ros import conversions as conv
 from wamdiff2_ros.ros.checkpoint_paths import find_checkpoint
@@ -71,7 +71,8 @@ PARAMS = [
     spec("tasks", ["planning", "perception", "understanding"], "tasks run per frame set", subset_of(TASKS)),
     spec("understanding_question", DEFAULT_QUESTION, "question of the rationale task"),
     spec("block_size", 32, "diffusion block size B (1 = autoregressive)", in_range(1, 256)),
-    spec("confidence_threshold", 0.9, "commit threshold of a denoise step", in_range(0.0, 1.0)),
+    spec("confidence_threshold", -1.0, "commit threshold of a denoise step; -1 = the checkpoint's own "
+         "(generation_config.json confidence_threshold, else 0.9)", in_range(-1.0, 1.0)),
     spec("max_new_tokens", 160, "answer token budget per task", in_range(8, 4096)),
     spec("perception_max_new_tokens", 0, "answer budget of perception (many boxes); 0 = max_new_tokens",
          in_range(0, 4096)),
@@ -205,14 +206,6 @@ class DriveNode:
         self.model_label = ""
         self.last_error = ""
 
-        config = DecodeConfig(
-            block_size=int(self.p["block_size"]),
-            confidence_threshold=float(self.p["confidence_threshold"]),
-            max_new_tokens=int(self.p["max_new_tokens"]),
-            engine=self.p["engine"],
-            device=self.p["device"],
-            dtype=self.p["dtype"],
-        )
         self.diag_pub = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.publish_diagnostics()
         if self.p["torch_threads"]:
@@ -221,6 +214,20 @@ class DriveNode:
             torch.set_num_threads(int(self.p["torch_threads"]))
         self.log.info("loading model ...")
         vla, self.model_label = resolve_model(self.p["model_path"], self.p["device"], self.p["dtype"])
+        try:
+            threshold = decode_threshold(float(self.p["confidence_threshold"]), getattr(vla, "path", None))
+        except ValueError as exc:
+            raise ParameterError(f"model_path: {exc}") from None
+        config = DecodeConfig(
+            block_size=int(self.p["block_size"]),
+            confidence_threshold=threshold,
+            max_new_tokens=int(self.p["max_new_tokens"]),
+            engine=self.p["engine"],
+            device=self.p["device"],
+            dtype=self.p["dtype"],
+        )
+        self.log.info(f"decode confidence threshold {threshold:g}"
+                      + (" (the checkpoint's own)" if self.p["confidence_threshold"] < 0 else ""))
         self.agent = DrivingAgent(
             vla,
             config,
@@ -563,6 +570,7 @@ class DriveNode:
                 values[f"latency_ms_{q}"] = f"{ms:.1f}"  # the plan's (the first task's without planning)
             values["ego_state"] = "ok" if self.ego_ok and now - self.ego_received_ns <= self.p["ego_timeout_s"] * 1e9 else "missing"
             values["driving_command"] = self.command
+            values["confidence_threshold"] = f"{self.agent.config.confidence_threshold:g}"
             values["clock"] = "sim" if self.node.get_parameter("use_sim_time").value else "system"
             recent, fell = len(self.recent_fallbacks), sum(self.recent_fallbacks)
             values["fallback_share_recent"] = f"{fell / recent:.2f}" if recent else "-"

@@ -5,7 +5,8 @@ compute, the teacher's own lineage where the row was distilled, the recipe comma
 row's scores on a split from the paper table's store. The lineage's run records
 (``train_config.json``, ``train_summary.json``, a thinned loss log) are archived into
 ``docs/runs/paper/<run>/`` so the card, the compute column and the equal-compute budget
-outlive ``runs/``::
+outlive ``runs/``. A row that names its own ``threshold`` ships it as the checkpoint's decode
+default (``generation_config.json``, read by drive_node and the closed-loop benchmark)::
 
     python -m wamdiff2_ros.training.ship_paper --row mid-b32 --name wamdiff2-mid-b32 --split val
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 from wamdiff2_ros.evaluation import paper_card
 from wamdiff2_ros.evaluation.paper_table import load_registry, read_store, row_of
 from wamdiff2_ros.evaluation.run_records import archive_runs
+from wamdiff2_ros.model.checkpoints import write_own_threshold
 from wamdiff2_ros.training.ship import copy_model
 
 
@@ -43,6 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     store = read_store(Path(args.store)) if Path(args.store).is_file() else {}
     archive_runs(runs, [*row["lineage"], *(row.get("teacher_lineage") or [])], paper_card.ARCHIVE)
     dst = copy_model(runs / row["run"], Path(args.out) / args.name)
+    if row.get("threshold") is not None:  # the row's decode threshold becomes the checkpoint's own default
+        write_own_threshold(dst, float(row["threshold"]))
     (dst / "README.md").write_text(paper_card.card(args.name, row, registry, runs, store, args.split))
     print(f"{dst}: {sum(p.stat().st_size for p in dst.iterdir()) / 1e6:.1f} MB")
     return 0

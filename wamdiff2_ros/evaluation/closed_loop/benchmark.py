@@ -140,6 +140,9 @@ def aggregate(results: Sequence[RouteResult]) -> dict[str, dict[str, Any]]:
             summary["plans"] = n
             summary["fallback_rate"] = round(sum(p["fallbacks"] for p in plans) / n, 4)
             summary["plan_latency_ms_mean"] = round(sum(p["latency_ms_mean"] * p["plans"] for p in plans) / n, 1)
+            thresholds = sorted({p["confidence_threshold"] for p in plans if "confidence_threshold" in p})
+            if thresholds:
+                summary["confidence_threshold"] = thresholds[0] if len(thresholds) == 1 else thresholds
         summary["wall_s"] = round(sum(r.wall_s for r in rows), 1)
         out[policy] = summary
     return out

@@ -92,16 +92,18 @@ class ModelPolicy:
 
     drives_world = False
 
-    def __init__(self, path: str | Path, *, block_size: int | None = None, confidence_threshold: float = 0.9,
+    def __init__(self, path: str | Path, *, block_size: int | None = None, confidence_threshold: float | None = None,
                  max_new_tokens: int = 128, engine: str = "fast", device: str = "cpu",
                  cameras: tuple[str, ...] = ("CAM_F0",), reject_backwards: bool = False) -> None:
         # in the function: it imports torch, which the scripted policies (and this module's importers) do without
+        from wamdiff2_ros.model.checkpoints import decode_threshold
         from wamdiff2_ros.model.loader import load_model
 
         self.vla = load_model(str(path), device=device)
         if block_size is None:
             block_size = int(getattr(self.vla, "block_size", None) or getattr(self.vla.config, "block_size", 32))
-        config = DecodeConfig(block_size=int(block_size), confidence_threshold=float(confidence_threshold),
+        self.confidence_threshold = decode_threshold(confidence_threshold, self.vla.path)  # None: the checkpoint's
+        config = DecodeConfig(block_size=int(block_size), confidence_threshold=self.confidence_threshold,
                               max_new_tokens=int(max_new_tokens), engine=engine, device=device)  # fmt: skip
         self.agent = DrivingAgent(self.vla, config, cameras=cameras, tasks=("planning",),
                                   reject_backwards=reject_backwards)

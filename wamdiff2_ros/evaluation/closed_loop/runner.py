@@ -131,8 +131,11 @@ def run_route(spec: RouteSpec, policy: Any, policy_name: str, settings: RunSetti
                        world.agents())  # fmt: skip
     trace.append((world.time_s, vehicle.x, vehicle.y, vehicle.yaw, vehicle.v))
     metrics = monitor.finish()
+    stats = _plan_stats(plans, pdm_count)
+    if getattr(policy, "confidence_threshold", None) is not None:  # a model's decode threshold (its own by default)
+        stats["confidence_threshold"] = float(policy.confidence_threshold)
     return RouteResult(spec.name, policy_name, metrics, [e.to_json() for e in monitor.events], np.array(trace),
-                       _plan_stats(plans, pdm_count), time.perf_counter() - start_wall)  # fmt: skip
+                       stats, time.perf_counter() - start_wall)  # fmt: skip
 
 
 def _plan_stats(plans: list[Plan], pdm_count: int) -> dict[str, Any]:
