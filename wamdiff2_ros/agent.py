@@ -192,6 +192,9 @@ class DrivingAgent:
     ``task_max_new_tokens``: answer budget of some tasks (e.g. a long perception
     answer), the others keep ``config.max_new_tokens``; rows batched together
     share the largest budget of their group.
+    ``task_thresholds``: confidence threshold of some tasks (e.g. planning fast at a low
+    threshold, the free-text rationale at a high one), the others keep
+    ``config.confidence_threshold``; only tasks of one threshold are batched together.
     ``batch_tasks``: decode the non-planning tasks of one :meth:`run` as rows of one
     batch (True), one after another from the shared prefix (False), or "auto": batch
     on CUDA, where a row more is nearly free, and not on the CPU, where a 2-row batch
@@ -235,6 +238,7 @@ class DrivingAgent:
         shared_prefix: bool = True,
         batch_tasks: bool | str = "auto",
         task_max_new_tokens: Mapping[str, int] | None = None,
+        task_thresholds: Mapping[str, float] | None = None,
         reject_backwards: bool = False,
         planning_priority: bool = True,
     ) -> None:
@@ -269,6 +273,12 @@ class DrivingAgent:
         if bad:
             raise ValueError(f"task_max_new_tokens must map tasks of {TASKS} to integers >= 1, got {bad}")
         self.task_max_new_tokens = budgets
+        thresholds = dict(task_thresholds or {})
+        bad = {t: v for t, v in thresholds.items()
+               if t not in TASKS or isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0}
+        if bad:
+            raise ValueError(f"task_thresholds must map tasks of {TASKS} to numbers in [0, 1], got {bad}")
+        self.task_thresholds = {t: float(v) for t, v in thresholds.items()}
         self.reject_backwards = bool(reject_backwards)
         self.planning_priority = bool(planning_priority)
         self._planning_idle = threading.Event()  # cleared while a plan decodes (the planning lane's lock is held)
@@ -339,7 +349,13 @@ class DrivingAgent:
         groups = [[t] for t in tasks if t == "planning"] if planning_first else []
         rest = [t for t in tasks if not (planning_first and t == "planning")]
         if rest:
-            groups += [rest] if ctx.prefix is not None and self.batch_tasks else [[t] for t in rest]
+            if ctx.prefix is not None and self.batch_tasks:  # rows of one batch share a threshold
+                by_threshold: dict[float, list[str]] = {}
+                for t in rest:
+                    by_threshold.setdefault(self.threshold_of(t), []).append(t)
+                groups += list(by_threshold.values())
+            else:
+                groups += [[t] for t in rest]
         results: dict[str, TaskOutput] = {}
         for group in groups:
             for output in self._decode_group(ctx, group):
@@ -450,10 +466,22 @@ class DrivingAgent:
             result = generate(self.vla, ctx.inputs[group[0]], config)
         return result, [result.stats]
 
+    def threshold_of(self, task: str) -> float:
+        """The confidence threshold ``task`` decodes at: its own (``task_thresholds``) or ``config``'s."""
+        return self.task_thresholds.get(task, self.config.confidence_threshold)
+
     def config_for(self, tasks: Sequence[str]) -> DecodeConfig:
-        """The decode config of a group of tasks: ``config`` with the group's largest answer budget."""
+        """The decode config of a group of tasks: ``config`` with the group's largest answer budget and its threshold."""
         budget = max(self.task_max_new_tokens.get(t, self.config.max_new_tokens) for t in tasks)
-        return self.config if budget == self.config.max_new_tokens else replace(self.config, max_new_tokens=budget)
+        thresholds = {self.threshold_of(t) for t in tasks}
+        if len(thresholds) > 1:
+            raise ValueError(f"tasks {list(tasks)} decode at different thresholds {sorted(thresholds)}: not one batch")
+        changes = {}
+        if budget != self.config.max_new_tokens:
+            changes["max_new_tokens"] = budget
+        if (threshold := thresholds.pop()) != self.config.confidence_threshold:
+            changes["confidence_threshold"] = threshold
+        return replace(self.config, **changes) if changes else self.config
 
     def _task_output(self, task: str, question: str, result, row: int, stats: DecodeStats,
                      config: DecodeConfig | None = None) -> TaskOutput:

@@ -1,4 +1,4 @@
-"""DrivingAgent task_max_new_tokens: a task's own answer budget (e.g. a long perception answer)."""
+"""DrivingAgent task_max_new_tokens and task_thresholds: a task's own answer budget and confidence threshold."""
 
 from __future__ import annotations
 
@@ -35,3 +35,25 @@ def test_each_task_decodes_to_its_own_budget(vla, engine):
 def test_bad_budgets_are_refused(vla, bad):
     with pytest.raises(ValueError, match="task_max_new_tokens"):
         DrivingAgent(vla, DecodeConfig(block_size=8), task_max_new_tokens=bad)
+
+
+def test_each_task_decodes_at_its_own_threshold(vla):
+    # a random model is never sure: threshold 1.0 commits one token per forward, 0.0 the whole block at once
+    config = DecodeConfig(block_size=8, confidence_threshold=1.0, max_new_tokens=16)
+    images = {"CAM_F0": (np.random.default_rng(0).random((48, 96, 3)) * 255).astype(np.uint8)}
+    for batch in (False, True):
+        agent = DrivingAgent(vla, config, tasks=("planning", "perception", "understanding"),
+                             task_thresholds={"understanding": 0.0}, batch_tasks=batch)
+        outputs = agent.run(agent.prepare(images, EgoMotion(), "left"))
+        forwards = {t: outputs[t].stats.forwards for t in outputs}
+        assert forwards["planning"] == forwards["perception"] == 16 and forwards["understanding"] == 2, forwards
+    assert agent.config_for(["understanding"]).confidence_threshold == 0.0
+    assert agent.config_for(["planning"]) is config
+    with pytest.raises(ValueError, match="different thresholds"):
+        agent.config_for(["perception", "understanding"])
+
+
+@pytest.mark.parametrize("bad", [{"steering": 0.5}, {"perception": 1.5}, {"perception": -0.1}, {"perception": True}])
+def test_bad_thresholds_are_refused(vla, bad):
+    with pytest.raises(ValueError, match="task_thresholds"):
+        DrivingAgent(vla, DecodeConfig(block_size=8), task_thresholds=bad)

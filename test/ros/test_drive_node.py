@@ -184,6 +184,7 @@ def test_good_input_gives_well_formed_outputs(driver):
     assert stats.block_size == 32 and stats.forwards >= 1 and stats.prompt_tokens > 0
     assert driver.wait_counter("parse_failures", 0)
     assert driver.diag()["confidence_threshold"] == "0.9"  # the default -1: a random model names no threshold of its own
+    assert driver.diag()["confidence_threshold/planning"] == "0.9"
 
 
 def test_frame_set_is_planned_on_the_odometry_of_its_stamp_even_when_it_comes_late(driver):
@@ -204,25 +205,29 @@ def test_frame_set_is_planned_on_the_odometry_of_its_stamp_even_when_it_comes_la
     assert driver.counter("ego_stamp_mismatch") == before
 
 
-def test_require_ego_skips_sets_without_odometry_and_waits_for_the_first(repo_root):
-    """require_ego (a lock-step simulator's start): a set whose odometry never comes is not planned (a plan
-    without ego state would be a standstill plan at speed); a set whose first odometry comes just after its
-    images is planned on it. Without require_ego the first case is planned with zero motion."""
-    d = Driver(repo_root, ros_environment(repo_root), extra=("-p", "require_ego:=true"))
+def test_require_ego_waits_for_the_first_odometry_and_skips_a_replaced_set(repo_root):
+    """require_ego (a lock-step simulator's start): a set without ego state is not planned with zero motion
+    (a standstill plan at speed) but waits for its odometry, longer than ego_wait_s (1 s here), while it is
+    the newest set; a newer set replaces it (skipped) and is planned once its odometry comes."""
+    d = Driver(repo_root, ros_environment(repo_root), extra=("-p", "require_ego:=true",
+                                                             "-p", "perception_confidence_threshold:=0.5"))
     try:
         d.wait_ready()
         lonely = next_stamp()
         d.send_set(lonely)
-        assert d.wait_counter("skipped_no_ego", 0), d.output()[-2000:]
-        assert d.trajectory_for(lonely, timeout=1.5) is None
+        assert d.trajectory_for(lonely, timeout=2.5) is None  # waiting, not planned without ego state
+        assert d.counter("skipped_no_ego") == 0
         stamp = next_stamp()
         d.send_set(stamp)
-        d.peer.spin_for(0.01)
+        assert d.wait_counter("skipped_no_ego", 0), d.output()[-2000:]
+        d.peer.spin_for(1.5)  # past ego_wait_s: the set still waits
         d.odom(stamp, vx=6.0)
         traj = d.trajectory_for(stamp)
         assert traj is not None
         assert [w.x for w in traj.waypoints] == pytest.approx([6.0 * 0.5 * i for i in range(1, 9)], abs=1e-6)
         assert d.proc.poll() is None
+        # a task's own threshold is reported for the tasks the node runs (planning only here)
+        assert d.diag()["confidence_threshold/planning"] == "0.9" and "confidence_threshold/perception" not in d.diag()
     finally:
         d.close()
 

@@ -74,6 +74,10 @@ PARAMS = [
     spec("confidence_threshold", -1.0, "commit threshold of a denoise step; -1 = the checkpoint's own "
          "(generation_config.json confidence_threshold, else 0.9)", in_range(-1.0, 1.0)),
     spec("max_new_tokens", 160, "answer token budget per task", in_range(8, 4096)),
+    spec("perception_confidence_threshold", -1.0, "commit threshold of perception; -1 = confidence_threshold's",
+         in_range(-1.0, 1.0)),
+    spec("understanding_confidence_threshold", -1.0, "commit threshold of the rationale (free text suffers most from "
+         "low thresholds); -1 = confidence_threshold's", in_range(-1.0, 1.0)),
     spec("perception_max_new_tokens", 0, "answer budget of perception (many boxes); 0 = max_new_tokens",
          in_range(0, 4096)),
     spec("understanding_max_new_tokens", 0, "answer budget of the rationale; 0 = max_new_tokens", in_range(0, 4096)),
@@ -100,9 +104,10 @@ PARAMS = [
     spec("ego_wait_s", 0.05, "a frame set waits (wall seconds, in the worker) at most this long for odometry and "
          "acceleration stamped at or after its own stamp, then takes the state nearest its stamp; 0 = no wait",
          in_range(0.0, 5.0)),
-    spec("require_ego", False, "plan only frame sets that have their ego state (odometry within ego_timeout_s "
-         "after ego_wait_s, the first odometry waited for too); others are skipped (diagnostics: skipped_no_ego). "
-         "For a lock-step simulator's start, which sends t = 0 again until a plan comes"),
+    spec("require_ego", False, "plan only frame sets that have their ego state (odometry within ego_timeout_s): "
+         "a set without one waits for it while it is the newest set, and is skipped when a newer one comes "
+         "(diagnostics: skipped_no_ego). For a lock-step simulator's start, which sends t = 0's state again until "
+         "a plan comes"),
     spec("max_pixels", 0, "vision budget per image in pixels; 0 = the model's default", in_range(0, 4096 * 4096)),
     spec("vision_tokens_per_camera", 0, "vision tokens per camera image (the image is resized to fit); 0 = the "
          "model's default; give this or max_pixels", in_range(0, 65536)),
@@ -238,6 +243,8 @@ class DriveNode:
             vision_tokens_per_camera=int(self.p["vision_tokens_per_camera"]) or None,
             task_max_new_tokens={t: int(self.p[f"{t}_max_new_tokens"]) for t in ("perception", "understanding")
                                  if self.p[f"{t}_max_new_tokens"]},
+            task_thresholds={t: float(self.p[f"{t}_confidence_threshold"]) for t in ("perception", "understanding")
+                             if self.p[f"{t}_confidence_threshold"] >= 0},
             reject_backwards=bool(self.p["reject_backwards_plans"]),
         )
         self.block_size = config.block_size
@@ -450,7 +457,7 @@ class DriveNode:
             if job.ctx is None or not set(tasks) <= set(job.ctx.tasks):
                 # every task enabled now, so a scene worker taking this set later reuses its prefix
                 wanted = {t for t in self.agent.tasks if self.rate_hz(t) > 0} | set(tasks)
-                ego, ego_ok = self.ego_for(job.frames.stamp_ns)
+                ego, ego_ok = self.ego_for(job)
                 if not ego_ok and self.p["require_ego"]:
                     self.count("skipped_no_ego")
                     raise NoEgoState
@@ -460,22 +467,30 @@ class DriveNode:
                 self.count("missing_ego", 0 if ego_ok else 1)
             return job.ctx
 
-    def ego_for(self, stamp_ns: int) -> tuple[EgoMotion, bool]:
+    def ego_for(self, job: Job) -> tuple[EgoMotion, bool]:
         """The ego state of a frame set's stamp: wait up to ``ego_wait_s`` for it, then take the nearest.
 
         Judged by stamps, not arrival (replays and bags run on their own clock); a state further
         than ``ego_timeout_s`` from the set is none (zero motion, counted as ``missing_ego``).
+        With ``require_ego`` a set without any usable state waits on for one as long as it is
+        the newest set (a simulator sends its first state again until a plan comes; the same
+        stamp's frames again would be out of order).
         """
+        stamp_ns = job.frames.stamp_ns
+        timeout_ns = int(self.p["ego_timeout_s"] * 1e9)
+        required = bool(self.p["require_ego"])
         deadline = time.monotonic() + float(self.p["ego_wait_s"])
         with self.lock:
-            first = bool(self.p["require_ego"])
-            while not self.stopping and not self.ego_history.reached(stamp_ns, first):
+            while not self.stopping and not self.ego_history.reached(stamp_ns, required):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
                 self.ego_arrived.wait(timeout=left)
-            reached = self.ego_history.reached(stamp_ns, first)
-            ego, ok, used = self.ego_history.at(stamp_ns, int(self.p["ego_timeout_s"] * 1e9))
+            reached = self.ego_history.reached(stamp_ns, required)
+            ego, ok, used = self.ego_history.at(stamp_ns, timeout_ns)
+            while required and not ok and not self.stopping and self.newest is job:
+                self.ego_arrived.wait(timeout=0.5)
+                ego, ok, used = self.ego_history.at(stamp_ns, timeout_ns)
         if ok and used != stamp_ns:
             self.count("ego_stamp_mismatch")  # planned on a state not stamped with the set (a rate mismatch or late)
         if not reached:
@@ -571,6 +586,8 @@ class DriveNode:
             values["ego_state"] = "ok" if self.ego_ok and now - self.ego_received_ns <= self.p["ego_timeout_s"] * 1e9 else "missing"
             values["driving_command"] = self.command
             values["confidence_threshold"] = f"{self.agent.config.confidence_threshold:g}"
+            for task in self.agent.tasks:
+                values[f"confidence_threshold/{task}"] = f"{self.agent.threshold_of(task):g}"
             values["clock"] = "sim" if self.node.get_parameter("use_sim_time").value else "system"
             recent, fell = len(self.recent_fallbacks), sum(self.recent_fallbacks)
             values["fallback_share_recent"] = f"{fell / recent:.2f}" if recent else "-"
