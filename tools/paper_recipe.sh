@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The paper's recipe on synthetic data, as the reference trains it (issue 18):
 #   data          synthetic splits from disjoint world seeds: train (seed 1), validation (seed 2; the larger synth-val-l,
-#                 seed 5, and synth-val-l2, seed 6, for shipping rule v3), test (seed 4)
+#                 seed 5, synth-val-l2, seed 6, for shipping rule v3, and synth-val-l3, seed 7, for the scene-task
+#                 thresholds), test (seed 4)
 #   ar            stage 0: the tiny autoregressive generalist (B=1), reference prompt format
 #   stage1        stage I: progressive block-wise adaptation B = 1 -> 4 -> 8 -> 16 -> 32, each from the last
 #   stage2        stage II: on-policy block-wise distillation, the B=16 model teaches the B=32 student (JSD only)
@@ -58,9 +59,10 @@ root, smoke = Path(sys.argv[1]), sys.argv[2] == "1"
 # held-out set (seed 2); test (seed 4) is new and is scored once, at the end. synth-val-l (seed 5, 12 logs) is the
 # larger validation split that shipping choices are made on from the fixed1 lineage on: the 4-log synth-val ranked
 # two students the other way from the 8-log test split (docs/RESULTS.md).
-# synth-val-l2 (seed 6) is new validation data for shipping rule v3 (docs/runs/paper.yaml).
+# synth-val-l2 (seed 6) is new validation data for shipping rule v3 (docs/runs/paper.yaml); synth-val-l3 (seed 7) for
+# the scene-task thresholds.
 splits = (("synth-train", 24, 60, 1), ("synth-val", 4, 40, 2), ("synth-test", 8, 40, 4), ("synth-val-l", 12, 40, 5),
-          ("synth-val-l2", 12, 40, 6))
+          ("synth-val-l2", 12, 40, 6), ("synth-val-l3", 12, 40, 7))
 if smoke:
     splits = tuple((name, 1, 14, seed) for name, _, _, seed in splits)
 for split, logs, frames, seed in splits:

@@ -7,7 +7,14 @@ import json
 
 import pytest
 
-from wamdiff2_ros.bench.sweep import parse_model_spec, parse_thresholds, sweep, sweep_arguments, threshold_sweep
+from wamdiff2_ros.bench.sweep import (
+    format_speed_table,
+    parse_model_spec,
+    parse_thresholds,
+    sweep,
+    sweep_arguments,
+    threshold_sweep,
+)
 
 
 def test_model_spec_and_thresholds_are_checked():
@@ -33,6 +40,12 @@ def test_lower_threshold_commits_more_tokens_per_forward(random_models):
     assert strict["tokens_per_forward"] == pytest.approx(1.0)
     assert loose["tokens_per_forward"] > 2.0
     assert all(r["samples"] == {"planning": 1, "understanding": 1, "perception": 1} for r in rows)
+    # per task: a threshold of 0.0 commits the whole block at once on every task
+    assert loose["speed_per_task"]["planning"]["tokens_per_forward"] > 2.0
+    assert strict["speed_per_task"]["understanding"]["tokens_per_forward"] == pytest.approx(1.0)
+    table = format_speed_table(rows).splitlines()
+    assert table[0].startswith("| model | threshold | planning tok/s (x AR)") and len(table) == 2 + len(rows)
+    assert "(1.00x)" in table[2]  # the AR row against itself
 
 
 def test_rows_are_paired_against_the_reference_threshold(random_models):

@@ -110,6 +110,24 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def format_speed_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Markdown table of decode speed per task (tokens/s, tokens per forward, x the AR row's tokens/s)."""
+    base = next((r for r in rows if r["block_size"] == 1), None)
+    tasks = list((rows[0].get("speed_per_task") or {}) if rows else [])
+    head = " | ".join(f"{t} tok/s (x AR) | {t} tok/fwd" for t in tasks)
+    lines = [f"| model | threshold | {head} |", "|---|---|" + "---|---|" * len(tasks)]
+    for r in rows:
+        cells = []
+        for t in tasks:
+            mine = r["speed_per_task"][t]
+            ratio = (f" ({mine['tokens_per_second'] / base['speed_per_task'][t]['tokens_per_second']:.2f}x)"
+                     if base is not None else "")
+            cells.append(f"{mine['tokens_per_second']:.1f}{ratio} | {mine['tokens_per_forward']:.2f}")
+        threshold = "-" if r["threshold"] is None else f"{r['threshold']:.2f}"
+        lines.append(f"| {r['model']} | {threshold} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def write_plot(rows: Sequence[dict[str, Any]], path: str | Path, title: str) -> Path:
     """Planning L2 and QA against tokens per forward, one curve per diffusion model, AR as a star."""
     plt = pyplot()
@@ -190,6 +208,8 @@ def sweep(args: argparse.Namespace) -> int:
               "models": {name: path for name, path, _ in specs}, "heldout": str(args.heldout),
               "samples": {k: len(v) for k, v in samples.items()}, "torch": torch.__version__, "rows": rows}
     print(format_table(rows))
+    print()
+    print(format_speed_table(rows))
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.json}")

@@ -63,6 +63,7 @@ def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_siz
                           engine="fast", device="cpu", dtype="float32")
     generated = forwards = 0
     decode_ms = 0.0
+    per_task = {task: [0, 0, 0.0] for task in samples}  # generated tokens, forwards, decode ms
     l2, l2_parsed, parsed, correct = [], [], 0, []
     gt_boxes, det_boxes, examples = [], [], {}
     total = sum(len(v) for v in samples.values())
@@ -75,6 +76,8 @@ def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_siz
             generated += stats.generated_tokens
             forwards += stats.forwards
             decode_ms += stats.decode_ms
+            for i, value in enumerate((stats.generated_tokens, stats.forwards, stats.decode_ms)):
+                per_task[task][i] += value
             examples.setdefault(task, {"answer": row["answer"], "prediction": text})
             value, error = parse_task_answer(task, text, finished=bool(result.finished[0]))
             ok = error is None
@@ -109,6 +112,9 @@ def evaluate_model(vla: Any, samples: dict[str, list[dict[str, Any]]], block_siz
         "decode_tokens_per_second": generated / (decode_ms / 1000.0) if decode_ms else float("nan"),
         "tokens_per_forward": generated / forwards if forwards else float("nan"),
         "generated_tokens": generated,
+        "speed_per_task": {task: {"tokens_per_second": g / (ms / 1000.0) if ms else float("nan"),
+                                  "tokens_per_forward": g / f if f else float("nan")}
+                           for task, (g, f, ms) in per_task.items()},
         "samples": {k: len(v) for k, v in samples.items()},
         "examples": examples,
         # per sample, in ``samples``' order: paired comparisons (bench sweep) need them
