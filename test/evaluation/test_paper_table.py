@@ -299,7 +299,7 @@ def tiny_runs(tmp_path):
     rows["rows"][1]["block_size"] = 4
     # the same checkpoint decoded at its own threshold (a shipped decode default): 0 commits the whole block at once
     rows["rows"].append({**rows["rows"][1], "key": "student-t0", "label": "B=32 student, threshold 0", "threshold": 0.0,
-                         "student": False})
+                         "task_thresholds": {"understanding": 1.0}, "student": False})
     (tmp_path / "rows.yaml").write_text(json.dumps(rows))
     return tmp_path
 
@@ -342,9 +342,12 @@ def test_score_end_to_end_records_and_report(tiny_runs, capsys):
     assert sum(line.lstrip().startswith("{") and '"task":' in line for line in lines) == 18  # a record per line
     assert set(results["val"]) == {"_split", "ar-equal", "student", "student-t0"}
     own = results["val"]["student-t0"]
-    assert own["threshold"] == 0.0 and results["val"]["student"]["threshold"] == 0.9
-    forwards = {k: sum(r["forwards"] for r in results["val"][k]["records"]) for k in ("student", "student-t0")}
-    assert forwards["student-t0"] < forwards["student"]
+    assert own["threshold"] == {"planning": 0.0, "perception": 0.0, "understanding": 1.0}
+    assert results["val"]["student"]["threshold"] == 0.9
+    # threshold 0 commits a whole block per forward, 1.0 one token (a random model is never sure)
+    by_task = {r["task"]: r for r in own["records"]}
+    assert by_task["planning"]["forwards"] < by_task["planning"]["generated_tokens"]
+    assert by_task["understanding"]["forwards"] == by_task["understanding"]["generated_tokens"]
     assert results["_compute"]["runs"]["ar-equal"] == {"steps": 10, "samples": 20, "core_min": 1.0}
     assert results["_compute"]["runs"]["nope"] is None
     records = results["val"]["student"]["records"]
@@ -384,7 +387,7 @@ def test_score_end_to_end_records_and_report(tiny_runs, capsys):
         )
     assert report[0].read_bytes() == report[1].read_bytes()
     assert "| B=32 student | 4 |" in report[0].read_text()
-    assert "(`student-t0`: 0)" in report[0].read_text()
+    assert "(`student-t0`: 0, understanding 1)" in report[0].read_text()
 
 
 def test_figure_from_the_store(tmp_path):
@@ -408,3 +411,8 @@ def test_a_row_threshold_must_be_a_number_in_the_unit_interval(tmp_path):
     rows["rows"][1]["threshold"] = 0.3
     (tmp_path / "rows.yaml").write_text(json.dumps(rows))
     assert pt.load_registry(tmp_path / "rows.yaml")["rows"][1]["threshold"] == 0.3
+    for bad in ({"steering": 0.5}, {"understanding": 1.5}):
+        rows["rows"][1]["task_thresholds"] = bad
+        (tmp_path / "rows.yaml").write_text(json.dumps(rows))
+        with pytest.raises(ValueError, match="threshold"):
+            pt.load_registry(tmp_path / "rows.yaml")

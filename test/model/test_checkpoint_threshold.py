@@ -37,3 +37,33 @@ def test_a_bad_own_threshold_is_an_error(tmp_path, bad):
 def test_the_shipped_student_names_its_threshold():
     # chosen on validation by the decode threshold rule in docs/runs/paper.yaml
     assert own_threshold(default_checkpoint()) == 0.3
+
+
+def test_task_thresholds_are_written_read_and_checked(tmp_path):
+    from wamdiff2_ros.model.checkpoints import own_task_thresholds, write_own_threshold
+
+    ckpt = _checkpoint(tmp_path)
+    assert own_task_thresholds(ckpt) == {} and own_task_thresholds(None) == {}
+    write_own_threshold(ckpt, 0.3, {"understanding": 0.9})
+    assert own_threshold(ckpt) == 0.3 and own_task_thresholds(ckpt) == {"understanding": 0.9}
+    assert json.loads((ckpt / "generation_config.json").read_text())["eos_token_id"] == 2  # the rest is kept
+    write_own_threshold(ckpt, 0.5)  # none named: the table goes
+    assert own_task_thresholds(ckpt) == {} and own_threshold(ckpt) == 0.5
+    for bad in ({"understanding": 2.0}, [0.9]):
+        (ckpt / "generation_config.json").write_text(json.dumps({"task_confidence_thresholds": bad}))
+        with pytest.raises(ValueError, match="task_confidence_thresholds"):
+            own_task_thresholds(ckpt)
+    with pytest.raises(ValueError, match="threshold"):
+        write_own_threshold(ckpt, 1.2)
+
+
+def test_drive_node_scene_thresholds_prefer_the_parameter_then_the_checkpoint():
+    pytest.importorskip("rclpy")
+    from wamdiff2_ros.ros.drive_node import scene_thresholds
+
+    params = {"perception_confidence_threshold": -1.0, "understanding_confidence_threshold": -1.0}
+    assert scene_thresholds(params, {}) == {}  # both at the planning threshold
+    assert scene_thresholds(params, {"understanding": 0.9}) == {"understanding": 0.9}
+    params["understanding_confidence_threshold"] = 0.7
+    params["perception_confidence_threshold"] = 0.0  # 0 is a threshold, not "unset"
+    assert scene_thresholds(params, {"understanding": 0.9}) == {"understanding": 0.7, "perception": 0.0}

@@ -72,7 +72,7 @@ def test_ship_writes_card_and_archives_lineage(tmp_path, monkeypatch):
 
 
 def test_a_row_with_its_own_threshold_ships_it_as_the_decode_default(tmp_path, monkeypatch):
-    from wamdiff2_ros.model.checkpoints import decode_threshold
+    from wamdiff2_ros.model.checkpoints import decode_threshold, own_task_thresholds
 
     runs = tmp_path / "runs"
     _run(runs, "tiny-b32", 50, 300.0)
@@ -80,7 +80,7 @@ def test_a_row_with_its_own_threshold_ships_it_as_the_decode_default(tmp_path, m
     registry = tmp_path / "paper.yaml"
     registry.write_text("rows:\n  - key: b32\n    label: student\n    run: tiny-b32\n    block_size: 32\n    lineage: [tiny-b32]\n"
                         "  - key: b32-loose\n    label: student, own threshold\n    run: tiny-b32\n    block_size: 32\n"
-                        "    lineage: [tiny-b32]\n    threshold: 0.3\n")
+                        "    lineage: [tiny-b32]\n    threshold: 0.3\n    task_thresholds: {understanding: 0.9}\n")
     monkeypatch.setattr(paper_card, "ARCHIVE", tmp_path / "archive")
     out = tmp_path / "checkpoints"
     common = ["--runs", str(runs), "--registry", str(registry), "--store", str(tmp_path / "none.json"), "--out", str(out)]
@@ -88,7 +88,8 @@ def test_a_row_with_its_own_threshold_ships_it_as_the_decode_default(tmp_path, m
     assert ship_paper.main(["--row", "b32-loose", "--name", "loose", *common]) == 0
     assert decode_threshold(None, out / "plain") == 0.9  # no threshold named: the default
     assert decode_threshold(None, out / "loose") == 0.3
+    assert own_task_thresholds(out / "loose") == {"understanding": 0.9} and own_task_thresholds(out / "plain") == {}
     assert json.loads((out / "loose" / "generation_config.json").read_text())["eos_token_id"] == 2  # kept
     card = (out / "loose" / "README.md").read_text()
-    assert "Decoding default: confidence threshold 0.3" in card and "is `b32`" in card
+    assert "Decoding default: confidence threshold 0.3; understanding 0.9" in card and "is `b32`" in card
     assert "Decoding default" not in (out / "plain" / "README.md").read_text()

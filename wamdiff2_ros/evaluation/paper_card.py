@@ -101,6 +101,13 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return "-" if value is None else f"{float(value):.{digits}f}"
 
 
+def threshold_text(threshold: Any) -> str:
+    """``0.3``, or ``planning 0.3, perception 0.3, understanding 0.9`` for per-task thresholds."""
+    if isinstance(threshold, dict):
+        return ", ".join(f"{task} {value:g}" for task, value in threshold.items())
+    return f"{threshold:g}" if isinstance(threshold, (int, float)) else str(threshold)
+
+
 def scores_lines(entry: dict[str, Any] | None, split: str, split_info: dict[str, Any]) -> list[str]:
     """The card's scores section from a paper-table store entry (its ``aggregate``)."""
     if not entry or "aggregate" not in entry:
@@ -110,7 +117,8 @@ def scores_lines(entry: dict[str, Any] | None, split: str, split_info: dict[str,
     horizons = ", ".join(_fmt(v, 2) for v in plan.get("l2_h") or [])
     bev = perc.get("bev_ap") or {}
     lines = [f"The {split} split ({split_info.get('path', '?')}, {agg['samples']} samples per task), fast engine, greedy,"
-             f" confidence threshold {entry.get('threshold', split_info.get('threshold', 0.9))}, decoded at"
+             f" confidence threshold {threshold_text(entry.get('threshold', split_info.get('threshold', 0.9)))},"
+             " decoded at"
              f" B={entry.get('block_size', '?')}"
              " (`python -m wamdiff2_ros.evaluation.paper_table score`):", "",
              f"- planning L2, average of 1-4 s: **{_fmt(plan['l2'])} m** on every sample (answers that do not parse"
@@ -159,9 +167,12 @@ def card(name: str, row: dict[str, Any], registry: dict[str, Any], runs: Path, s
                   " the validation data it was judged on and the outcome).", ""]
     if row.get("threshold") is not None:
         same = [r["key"] for r in registry["rows"] if r["run"] == row["run"] and r.get("threshold") is None]
-        lines += [f"Decoding default: confidence threshold {row['threshold']:g}, written into `generation_config.json`"
-                  " (`confidence_threshold`, used by drive_node and `wamdiff2 eval closed-loop` unless they are given"
-                  " one), chosen on validation data by the decode threshold rule in `docs/runs/paper.yaml`"
+        own = "".join(f"; {task} {value:g} (`task_confidence_thresholds`)"
+                      for task, value in (row.get("task_thresholds") or {}).items())
+        lines += [f"Decoding default: confidence threshold {row['threshold']:g}{own}, written into"
+                  " `generation_config.json` (`confidence_threshold`, used by drive_node and `wamdiff2 eval closed-loop`"
+                  " unless they are given one), chosen on validation data by the decode threshold rules in"
+                  " `docs/runs/paper.yaml`"
                   + (f"; the paper table's row of the same weights at the table's threshold is `{same[0]}`" if same
                      else "") + ".", ""]
     lines += ["## Scores", ""]

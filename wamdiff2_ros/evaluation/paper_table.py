@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from wamdiff2_ros.agent import TASKS
 from wamdiff2_ros.evaluation.baselines import PRIOR_RADIUS_M, majority_answers, prior_box
 from wamdiff2_ros.evaluation.compute import run_compute
 from wamdiff2_ros.evaluation.detection import BEV_THRESHOLDS_M, BevBox, ImageBox, bev_center_distance_map, coco_map
@@ -64,10 +65,12 @@ def load_registry(path: str | Path = REGISTRY) -> dict[str, Any]:
                 raise ValueError(f"{path}: row {i} has no {field!r}")
         if row["key"] in keys:
             raise ValueError(f"{path}: row key {row['key']!r} appears twice")
-        threshold = row.get("threshold")
-        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
-                                      or not 0.0 <= threshold <= 1.0):
-            raise ValueError(f"{path}: row {row['key']!r} has threshold {threshold!r} (a number in [0, 1])")
+        named = {"": row.get("threshold")} | {t: v for t, v in (row.get("task_thresholds") or {}).items()}
+        for task, threshold in named.items():
+            if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                          or not 0.0 <= threshold <= 1.0 or (task and task not in TASKS)):
+                raise ValueError(f"{path}: row {row['key']!r} has threshold {threshold!r}"
+                                 + (f" for task {task!r}" if task else "") + " (a number in [0, 1] for a task)")
         keys.add(row["key"])
     shipped = data.get("shipped") or []
     for i, ship in enumerate(shipped):
@@ -486,7 +489,9 @@ def markdown(
     lines.append(
         f"Split `{info.get('path', '?')}` (sample seed {info.get('seed', '?')}), {samples}; fast engine,"
         f" greedy, confidence threshold {_num(info.get('threshold'), 2)}"
-        + "".join(f" (`{r['key']}`: {r['threshold']:g})" for r in registry["rows"] if r.get("threshold") is not None)
+        + "".join(f" (`{r['key']}`: {r['threshold']:g}"
+                  + "".join(f", {t} {v:g}" for t, v in (r.get("task_thresholds") or {}).items()) + ")"
+                  for r in registry["rows"] if r.get("threshold") is not None)
         + f", at most {info.get('max_new_tokens', '?')} new tokens."
         " Planning L2 is the average of the 1, 2, 3, 4 s waypoint errors (m): `all` on every sample, a plan that does"
         " not parse replaced by the constant-velocity fallback the driving agent would drive; `matched` on the samples"
@@ -749,6 +754,8 @@ def _score_command(args: argparse.Namespace) -> int:
         every = heldout.split_rows(vla, args.split, cache, seed=args.seed)
         chosen = heldout.select(every, args.limit)
         threshold = float(row.get("threshold", args.threshold))  # a row may name its own (a shipped decode default)
+        if row.get("task_thresholds"):  # ... and single tasks' own
+            threshold = {t: float((row["task_thresholds"]).get(t, threshold)) for t in TASKS}
         scored = heldout.score(
             vla,
             chosen,

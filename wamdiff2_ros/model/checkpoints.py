@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 DEFAULT_STUDENT = "wamdiff2-tiny-b32"
 DEFAULT_AR = "wamdiff2-tiny-ar"
@@ -52,11 +53,7 @@ def own_threshold(directory: str | os.PathLike | None) -> float | None:
     if not path.is_file():
         return None
     value = json.loads(path.read_text()).get(THRESHOLD_KEY)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{path}: {THRESHOLD_KEY} = {value!r} is not a number in [0, 1]")
-    return float(value)
+    return None if value is None else _checked(value, f"{path}: {THRESHOLD_KEY}")
 
 
 def decode_threshold(given: float | None, directory: str | os.PathLike | None) -> float:
@@ -67,13 +64,38 @@ def decode_threshold(given: float | None, directory: str | os.PathLike | None) -
     return DEFAULT_THRESHOLD if own is None else own
 
 
-def write_own_threshold(directory: str | os.PathLike, threshold: float) -> None:
-    """Record ``threshold`` as the checkpoint's own decode default in its ``generation_config.json``."""
+TASK_THRESHOLDS_KEY = "task_confidence_thresholds"  # in generation_config.json: {task: threshold} where it differs
+
+
+def _checked(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{where} = {value!r} is not a number in [0, 1]")
+    return float(value)
+
+
+def own_task_thresholds(directory: str | os.PathLike | None) -> dict[str, float]:
+    """The checkpoint's own thresholds of single tasks (``generation_config.json``), e.g. a slower rationale."""
     import json
 
-    if isinstance(threshold, bool) or not 0.0 <= float(threshold) <= 1.0:
-        raise ValueError(f"threshold {threshold!r} is not a number in [0, 1]")
+    path = Path(directory) / "generation_config.json" if directory is not None else None
+    if path is None or not path.is_file():
+        return {}
+    table = json.loads(path.read_text()).get(TASK_THRESHOLDS_KEY) or {}
+    if not isinstance(table, dict):
+        raise ValueError(f"{path}: {TASK_THRESHOLDS_KEY} must map tasks to thresholds, got {table!r}")
+    return {str(task): _checked(value, f"{path}: {TASK_THRESHOLDS_KEY}[{task!r}]") for task, value in table.items()}
+
+
+def write_own_threshold(directory: str | os.PathLike, threshold: float,
+                        task_thresholds: dict[str, float] | None = None) -> None:
+    """Record ``threshold`` (and single tasks' own) as the checkpoint's decode defaults in ``generation_config.json``."""
+    import json
+
     path = Path(directory) / "generation_config.json"
     data = json.loads(path.read_text()) if path.is_file() else {}
-    data[THRESHOLD_KEY] = float(threshold)
+    data[THRESHOLD_KEY] = _checked(threshold, "threshold")
+    if task_thresholds:
+        data[TASK_THRESHOLDS_KEY] = {t: _checked(v, f"task threshold {t!r}") for t, v in task_thresholds.items()}
+    else:
+        data.pop(TASK_THRESHOLDS_KEY, None)
     path.write_text(json.dumps(data, indent=2) + "\n")

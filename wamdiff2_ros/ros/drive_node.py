@@ -36,7 +36,7 @@ from typing import Any
 
 from wamdiff2_ros.agent import DEFAULT_QUESTION, TASKS, DrivingAgent, EgoMotion
 from wamdiff2_ros.decoding.config import DTYPES, ENGINES, DecodeConfig
-from wamdiff2_ros.model.checkpoints import DEFAULT_STUDENT, decode_threshold
+from wamdiff2_ros.model.checkpoints import DEFAULT_STUDENT, decode_threshold, own_task_thresholds
 from wamdiff2_ros.model.prompts import CAMERAS, DRIVING_COMMANDS
 from wamdiff2_ros.ros import conversions as conv
 from wamdiff2_ros.ros.checkpoint_paths import find_checkpoint
@@ -74,10 +74,11 @@ PARAMS = [
     spec("confidence_threshold", -1.0, "commit threshold of a denoise step; -1 = the checkpoint's own "
          "(generation_config.json confidence_threshold, else 0.9)", in_range(-1.0, 1.0)),
     spec("max_new_tokens", 160, "answer token budget per task", in_range(8, 4096)),
-    spec("perception_confidence_threshold", -1.0, "commit threshold of perception; -1 = confidence_threshold's",
-         in_range(-1.0, 1.0)),
+    spec("perception_confidence_threshold", -1.0, "commit threshold of perception; -1 = the checkpoint's own for "
+         "perception (generation_config.json task_confidence_thresholds) when confidence_threshold is -1 too, else "
+         "confidence_threshold's", in_range(-1.0, 1.0)),
     spec("understanding_confidence_threshold", -1.0, "commit threshold of the rationale (free text suffers most from "
-         "low thresholds); -1 = confidence_threshold's", in_range(-1.0, 1.0)),
+         "low thresholds); -1 as perception_confidence_threshold", in_range(-1.0, 1.0)),
     spec("perception_max_new_tokens", 0, "answer budget of perception (many boxes); 0 = max_new_tokens",
          in_range(0, 4096)),
     spec("understanding_max_new_tokens", 0, "answer budget of the rationale; 0 = max_new_tokens", in_range(0, 4096)),
@@ -129,6 +130,20 @@ def _cross_check(values: dict[str, Any]) -> str | None:
     if not (device == "cpu" or device.startswith("cuda")):
         return f"parameter 'device' = {device!r} refused: must be cpu or cuda[:N]"
     return None
+
+
+def scene_thresholds(params: dict[str, Any], own: dict[str, float]) -> dict[str, float]:
+    """Perception's and understanding's own thresholds: the task's parameter when set (>= 0), else the
+    checkpoint's own for the task (``own``, given only when ``confidence_threshold`` is the checkpoint's too);
+    a task in neither decodes at the planning threshold (left out)."""
+    out = {}
+    for task in ("perception", "understanding"):
+        given = float(params[f"{task}_confidence_threshold"])
+        if given >= 0:
+            out[task] = given
+        elif task in own:
+            out[task] = float(own[task])
+    return out
 
 
 class NoEgoState(Exception):
@@ -221,8 +236,10 @@ class DriveNode:
         vla, self.model_label = resolve_model(self.p["model_path"], self.p["device"], self.p["dtype"])
         try:
             threshold = decode_threshold(float(self.p["confidence_threshold"]), getattr(vla, "path", None))
+            own = own_task_thresholds(getattr(vla, "path", None)) if self.p["confidence_threshold"] < 0 else {}
         except ValueError as exc:
             raise ParameterError(f"model_path: {exc}") from None
+        task_thresholds = scene_thresholds(self.p, own)
         config = DecodeConfig(
             block_size=int(self.p["block_size"]),
             confidence_threshold=threshold,
@@ -243,8 +260,7 @@ class DriveNode:
             vision_tokens_per_camera=int(self.p["vision_tokens_per_camera"]) or None,
             task_max_new_tokens={t: int(self.p[f"{t}_max_new_tokens"]) for t in ("perception", "understanding")
                                  if self.p[f"{t}_max_new_tokens"]},
-            task_thresholds={t: float(self.p[f"{t}_confidence_threshold"]) for t in ("perception", "understanding")
-                             if self.p[f"{t}_confidence_threshold"] >= 0},
+            task_thresholds=task_thresholds,
             reject_backwards=bool(self.p["reject_backwards_plans"]),
         )
         self.block_size = config.block_size

@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     archive_runs(runs, [*row["lineage"], *(row.get("teacher_lineage") or [])], paper_card.ARCHIVE)
     dst = copy_model(runs / row["run"], Path(args.out) / args.name)
     if row.get("threshold") is not None:  # the row's decode threshold becomes the checkpoint's own default
-        write_own_threshold(dst, float(row["threshold"]))
+        write_own_threshold(dst, float(row["threshold"]), row.get("task_thresholds"))
     (dst / "README.md").write_text(paper_card.card(args.name, row, registry, runs, store, args.split))
     print(f"{dst}: {sum(p.stat().st_size for p in dst.iterdir()) / 1e6:.1f} MB")
     return 0
