@@ -35,8 +35,11 @@ def test_a_bad_own_threshold_is_an_error(tmp_path, bad):
 
 @pytest.mark.skipif(default_checkpoint() is None, reason="shipped student checkpoint not present")
 def test_the_shipped_student_names_its_threshold():
-    # chosen on validation by the decode threshold rule in docs/runs/paper.yaml
+    from wamdiff2_ros.model.checkpoints import own_task_thresholds
+
+    # chosen on validation by the decode threshold rules in docs/runs/paper.yaml
     assert own_threshold(default_checkpoint()) == 0.3
+    assert own_task_thresholds(default_checkpoint()) == {"understanding": 0.7}
 
 
 def test_task_thresholds_are_written_read_and_checked(tmp_path):

@@ -249,7 +249,8 @@ class DriveNode:
             dtype=self.p["dtype"],
         )
         self.log.info(f"decode confidence threshold {threshold:g}"
-                      + (" (the checkpoint's own)" if self.p["confidence_threshold"] < 0 else ""))
+                      + (" (the checkpoint's own)" if self.p["confidence_threshold"] < 0 else "")
+                      + "".join(f", {task} {value:g}" for task, value in task_thresholds.items()))
         self.agent = DrivingAgent(
             vla,
             config,
