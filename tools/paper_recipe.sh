@@ -20,7 +20,9 @@
 # by the results command, at the end. Usage: tools/paper_recipe.sh PHASE [PHASE...] | all
 #   env: PY (python), RUNS (runs/paper), DATA (runs/data), NPROC (torchrun processes, 1: none),
 #        AR_EQUAL_STEPS (see ar_equal_compute), SMOKE=1 (every stage a couple of steps on a tiny data set: checks the commands, not the models),
-#        OVERRIDES (key=value settings given to every stage, e.g. "data.plan_style=fixed": a data change of a whole lineage)
+#        OVERRIDES (key=value settings given to every stage, e.g. "data.plan_style=fixed": a data change of a whole lineage),
+#        DATA_CAMERAS (cameras the data phase renders: comma list or "all"; default CAM_F0). An 8-camera lineage:
+#        DATA=runs/data8 DATA_CAMERAS=all, then OVERRIDES="data.cameras=[CAM_F0,...,CAM_B0] data.camera_subsets=random"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -50,11 +52,13 @@ train() {  # train SUBCOMMAND CONFIG OUT [INIT] [TEACHER] [overrides...]
 }
 
 data() {
-  "$PY" - "$DATA" "$SMOKE" <<'PYEOF'
+  "$PY" - "$DATA" "$SMOKE" "${DATA_CAMERAS:-CAM_F0}" <<'PYEOF'
 import sys
 from pathlib import Path
 from wamdiff2_ros.data.synth import synthesize
+from wamdiff2_ros.model.prompts import CAMERAS
 root, smoke = Path(sys.argv[1]), sys.argv[2] == "1"
+cameras = tuple(CAMERAS) if sys.argv[3] == "all" else tuple(c for c in sys.argv[3].split(",") if c)
 # (split, logs, frames, world seed): disjoint seeds, so no world is in two splits. Validation is the earlier
 # held-out set (seed 2); test (seed 4) is new and is scored once, at the end. synth-val-l (seed 5, 12 logs) is the
 # larger validation split that shipping choices are made on from the fixed1 lineage on: the 4-log synth-val ranked
@@ -70,7 +74,8 @@ for split, logs, frames, seed in splits:
     if last.is_file():
         print(f"{split}: present ({last.parent})")
         continue
-    synthesize(root / split, num_logs=logs, num_frames=frames, seed=seed, size=(256, 128) if not smoke else (64, 32))
+    synthesize(root / split, num_logs=logs, num_frames=frames, seed=seed, cameras=cameras,
+               size=(256, 128) if not smoke else (64, 32))
 PYEOF
 }
 

@@ -225,6 +225,18 @@ def test_require_ego_waits_for_the_first_odometry_and_skips_a_replaced_set(repo_
         traj = d.trajectory_for(stamp)
         assert traj is not None
         assert [w.x for w in traj.waypoints] == pytest.approx([6.0 * 0.5 * i for i in range(1, 9)], abs=1e-6)
+        # a lock-step simulator's start: its frame sent again with the same stamp is out of order and dropped, so
+        # the first one must still be planned once the state comes (1.5 s after the last state: none usable)
+        for _ in range(3):
+            late = next_stamp()
+        d.send_set(late)
+        d.peer.spin_for(1.5)
+        d.send_set(late)
+        assert d.wait_counter("out_of_order_frames", 0)
+        d.odom(late, vx=3.0)
+        traj = d.trajectory_for(late)
+        assert traj is not None
+        assert [w.x for w in traj.waypoints] == pytest.approx([3.0 * 0.5 * i for i in range(1, 9)], abs=1e-6)
         assert d.proc.poll() is None
         # a task's own threshold is reported for the tasks the node runs (planning only here)
         assert d.diag()["confidence_threshold/planning"] == "0.9" and "confidence_threshold/perception" not in d.diag()

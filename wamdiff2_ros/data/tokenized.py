@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,22 @@ class DataConfig:
     oversample_starts: int = 1
     # planning answers as plain or fixed-width numbers (codecs.PLAN_STYLES); part of the tokenised cache's key
     plan_style: str = "plain"
+    # "": every sample sees all of `cameras`; "random": each scene's samples see a random non-empty subset of them
+    # (1 to all, in NAVSIM order, deterministic from seed), so a model answers for any cameras a vehicle has
+    camera_subsets: str = ""
+
+
+CAMERA_SUBSETS = ("", "random")
+
+
+def scene_cameras(cameras: Sequence[str], mode: str, rng: random.Random) -> tuple[str, ...]:
+    """The cameras one scene's samples see: all of ``cameras``, or (``"random"``) a random non-empty subset."""
+    if mode not in CAMERA_SUBSETS:
+        raise ValueError(f"data.camera_subsets must be one of {CAMERA_SUBSETS}, got {mode!r}")
+    if mode == "" or len(cameras) == 1:
+        return tuple(cameras)
+    chosen = set(rng.sample(list(cameras), rng.randint(1, len(cameras))))
+    return tuple(c for c in cameras if c in chosen)
 
 
 
@@ -79,10 +96,11 @@ def build_samples(data: DataConfig) -> list[Any]:
     if len(logs) == 0:
         raise ValueError(f"no scenes in {logs_dir} (logs need >= 12 frames with a route)")
     rng = random.Random(data.seed)
-    cameras = tuple(data.cameras)
+    camera_rng = random.Random(f"cameras-{data.seed}")  # its own stream: the QA choice stays as without subsets
     samples: list[Any] = []
     maps: dict[str, Any] = {}
     for scene in logs:
+        cameras = scene_cameras(data.cameras, data.camera_subsets, camera_rng)
         if "planning" in data.tasks:
             samples.append(planning_sample(scene, cameras, plan_style=data.plan_style))
         if "perception" in data.tasks and scene.current_frame.annotations is not None:
@@ -114,6 +132,8 @@ def _cache_key(data: DataConfig, vla: Any) -> str:
     }
     if data.plan_style != "plain":  # (plain keeps the keys of every cache written before the option)
         payload["plan_style"] = data.plan_style
+    if data.camera_subsets:  # (likewise)
+        payload["camera_subsets"] = data.camera_subsets
     prompt_format = getattr(vla, "prompt_format", "wamdiff2_ros")
     if prompt_format != "wamdiff2_ros":  # the questions are tokenised in the model's format (build_inputs)
         payload["prompt_format"] = prompt_format

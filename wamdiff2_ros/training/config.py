@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wamdiff2_ros.data.tokenized import DataConfig
+from wamdiff2_ros.data.tokenized import CAMERA_SUBSETS, DataConfig
 from wamdiff2_ros.model.codecs import PLAN_STYLES
+from wamdiff2_ros.model.prompts import CAMERAS
 
 STAGES = ("ar", "adapt", "distill_block", "distill_model")
 MIXED_PRECISION = ("no", "bf16", "fp16")
@@ -108,6 +109,11 @@ class TrainConfig:
             raise bad("data.tasks", "must be a non-empty subset of planning, perception, understanding")
         if self.data.plan_style not in PLAN_STYLES:
             raise bad("data.plan_style", f"must be one of {', '.join(PLAN_STYLES)}")
+        if self.data.camera_subsets not in CAMERA_SUBSETS:
+            raise bad("data.camera_subsets", f"must be one of {CAMERA_SUBSETS}")
+        unknown_cams = [c for c in self.data.cameras if c not in CAMERAS]
+        if unknown_cams or not self.data.cameras:
+            raise bad("data.cameras", f"must be a non-empty subset of {', '.join(CAMERAS)}")
         if isinstance(self.data.oversample_starts, bool) or not isinstance(self.data.oversample_starts, int) \
                 or self.data.oversample_starts < 1:
             raise bad("data.oversample_starts", "must be an integer >= 1 (1: off)")
