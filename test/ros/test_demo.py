@@ -10,8 +10,11 @@ import sys
 def test_replay_demo_writes_bag_summary_and_plot(repo, ros_env, tmp_path):
     out = tmp_path / "demo"
     run = subprocess.run(
+        # a random model's answers never end: each task decodes its whole budget, and the rationale's decode
+        # yields to every plan (planning priority) while lock-step replay keeps planning busy, so 160 tokens
+        # took longer than the run; 32 leave room for several rationales
         [sys.executable, "-m", "wamdiff2_ros.cli", "demo", "--seconds", "40", "--out", str(out),
-         "--model", "preset:tiny", "--tasks", "planning,understanding"],
+         "--model", "preset:tiny", "--tasks", "planning,understanding", "--max-new-tokens", "32"],
         env=ros_env, cwd=repo, capture_output=True, text=True, timeout=240,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

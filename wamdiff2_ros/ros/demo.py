@@ -60,6 +60,8 @@ def demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", default="planning,perception,understanding")
     parser.add_argument("--cameras", default="CAM_F0", help="comma-separated NAVSIM camera names")
     parser.add_argument("--block-size", type=int, default=0, help="0 = the checkpoint's block size")
+    parser.add_argument("--max-new-tokens", type=int, default=0,
+                        help="answer budget of every task (0 = drive.yaml's; a random model's answers never end)")
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--route", type=int, default=0, help="closed-loop: benchmark route index (default 0)")
@@ -160,6 +162,8 @@ def demo(args: argparse.Namespace) -> int:
         "camera_topics": [f"/cameras/{c}/image/compressed" for c in cameras], "image_transport": "compressed",
         "tasks": tasks, "block_size": block_size, "max_rate_hz": 5.0,
     }
+    if args.max_new_tokens > 0:
+        driver_params["max_new_tokens"] = args.max_new_tokens
     if closed_loop:  # lock-step on sim_node's clock: the world waits for every plan
         driver_params.update({"camera_topics": [f"/cameras/{c}/image" for c in cameras], "image_transport": "raw",
                               "use_sim_time": True, "max_rate_hz": 20.0, "require_ego": True})
