@@ -296,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
                              "decodes it at that confidence threshold instead of the checkpoint's own")
     parser.add_argument("--json", default="bench_out/ros_latency.json")
     args = parser.parse_args(argv)
+    from wamdiff2_ros.model.checkpoints import is_threshold
+
     for spec in args.model:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path or ":" in name or "," in name:
@@ -305,8 +307,8 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 THRESHOLDS[name] = float(threshold)
             except ValueError:
-                parser.error(f"--model {spec!r}: THRESHOLD must be a number in [0, 1]")
-            if not 0.0 <= THRESHOLDS[name] <= 1.0:
+                THRESHOLDS[name] = -1.0  # refused below, with the same message
+            if not is_threshold(THRESHOLDS[name]):
                 parser.error(f"--model {spec!r}: THRESHOLD must be a number in [0, 1]")
         MODELS[name] = Path(path).resolve()
 

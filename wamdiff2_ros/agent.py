@@ -30,6 +30,7 @@ import numpy as np
 
 from wamdiff2_ros.decoding.config import DecodeConfig, DecodeStats
 from wamdiff2_ros.model import codecs, prompts
+from wamdiff2_ros.model.checkpoints import is_threshold
 
 TASKS = ("planning", "perception", "understanding")
 SCENE_WAIT_S = 1.0  # planning_priority: the longest a scene-lane denoise step waits for a plan to finish
@@ -274,8 +275,7 @@ class DrivingAgent:
             raise ValueError(f"task_max_new_tokens must map tasks of {TASKS} to integers >= 1, got {bad}")
         self.task_max_new_tokens = budgets
         thresholds = dict(task_thresholds or {})
-        bad = {t: v for t, v in thresholds.items()
-               if t not in TASKS or isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0}
+        bad = {t: v for t, v in thresholds.items() if t not in TASKS or not is_threshold(v)}
         if bad:
             raise ValueError(f"task_thresholds must map tasks of {TASKS} to numbers in [0, 1], got {bad}")
         self.task_thresholds = {t: float(v) for t, v in thresholds.items()}

@@ -39,6 +39,7 @@ from wamdiff2_ros.evaluation.detection import BEV_THRESHOLDS_M, BevBox, ImageBox
 from wamdiff2_ros.evaluation.planning import HORIZONS_S, l2_metrics
 from wamdiff2_ros.evaluation.run_records import update_json_store
 from wamdiff2_ros.evaluation.stats import paired_bootstrap
+from wamdiff2_ros.model.checkpoints import is_threshold
 from wamdiff2_ros.model.codecs import BACKWARDS_TOLERANCE_M, plan_goes_backwards
 
 REGISTRY = Path("docs/runs/paper.yaml")
@@ -67,8 +68,7 @@ def load_registry(path: str | Path = REGISTRY) -> dict[str, Any]:
             raise ValueError(f"{path}: row key {row['key']!r} appears twice")
         named = {"": row.get("threshold")} | {t: v for t, v in (row.get("task_thresholds") or {}).items()}
         for task, threshold in named.items():
-            if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
-                                          or not 0.0 <= threshold <= 1.0 or (task and task not in TASKS)):
+            if threshold is not None and (not is_threshold(threshold) or (task and task not in TASKS)):
                 raise ValueError(f"{path}: row {row['key']!r} has threshold {threshold!r}"
                                  + (f" for task {task!r}" if task else "") + " (a number in [0, 1] for a task)")
         keys.add(row["key"])
@@ -755,7 +755,7 @@ def _score_command(args: argparse.Namespace) -> int:
         chosen = heldout.select(every, args.limit)
         threshold = float(row.get("threshold", args.threshold))  # a row may name its own (a shipped decode default)
         if row.get("task_thresholds"):  # ... and single tasks' own
-            threshold = {t: float((row["task_thresholds"]).get(t, threshold)) for t in TASKS}
+            threshold = {t: float(row["task_thresholds"].get(t, threshold)) for t in TASKS}
         scored = heldout.score(
             vla,
             chosen,
@@ -764,7 +764,7 @@ def _score_command(args: argparse.Namespace) -> int:
             max_new_tokens=args.max_new_tokens,
             progress=not args.quiet,
         )
-        entry = {"run": row["run"], "checkpoint": str(path), "limit": args.limit, "threshold": threshold, **scored}
+        entry = {"run": row["run"], "checkpoint": str(path), "limit": args.limit, **scored}  # scored names its threshold
         if args.mixed_scenes:
             entry["mixed"] = heldout.time_mixed(
                 vla,

@@ -67,8 +67,13 @@ def decode_threshold(given: float | None, directory: str | os.PathLike | None) -
 TASK_THRESHOLDS_KEY = "task_confidence_thresholds"  # in generation_config.json: {task: threshold} where it differs
 
 
+def is_threshold(value: Any) -> bool:
+    """A confidence threshold: a number (not a bool) in [0, 1]."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0.0 <= value <= 1.0
+
+
 def _checked(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+    if not is_threshold(value):
         raise ValueError(f"{where} = {value!r} is not a number in [0, 1]")
     return float(value)
 

@@ -270,8 +270,8 @@ class SimNode:
             while not self.stopping and time.monotonic() < deadline and not everyone_listens():
                 time.sleep(0.1)
             # the other side discovers our publishers just after we discover its subscriptions; a message sent in
-            # between is lost to it. So a planner run with require_ego skips a frame set without its odometry, and
-            # this loop sends t = 0 again until a plan comes: the handshake.
+            # between is lost to it. So a planner run with require_ego holds a frame set until its odometry comes,
+            # and this loop sends t = 0's state again until a plan comes: the handshake.
             time.sleep(0.5)
         while not self.stopping and time.monotonic() < deadline:
             self.publish_state()
