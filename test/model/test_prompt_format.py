@@ -62,6 +62,12 @@ def test_our_format_is_unchanged_and_converts():
     assert converted.count("<image>") == 2 and converted.rsplit("<image>", 1)[1] == one.rsplit("<image>", 1)[1]
     assert converted.endswith(prompts.REFERENCE_PLANNING_INSTRUCTION)
     assert prompts.apply_prompt_format(converted, "reference") == converted  # idempotent
+    # one camera other than the front one (a random camera subset): our image line, the reference's instruction
+    rear = prompts.planning_question("left", (3.0, 0.1), (0.2, -0.3), cameras=("CAM_B0",))
+    rear_ref = prompts.apply_prompt_format(rear, "reference")
+    assert rear_ref.startswith("Here is a back-view image from a driving vehicle:<image>")
+    assert rear_ref.rsplit("<image>", 1)[1] == one.rsplit("<image>", 1)[1]
+    assert prompts.apply_prompt_format(rear_ref, "reference") == rear_ref
     eight = prompts.perception_question(8, prompts.CAMERAS)
     assert prompts.apply_prompt_format(eight, "reference").count("<image>") == 8
     with pytest.raises(ValueError, match="opens with the images"):

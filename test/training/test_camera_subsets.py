@@ -21,6 +21,10 @@ def test_random_subsets_are_non_empty_ordered_varied_and_seeded():
     assert draws == again
     assert scene_cameras(CAMERAS, "", random.Random(0)) == tuple(CAMERAS)
     assert scene_cameras(("CAM_F0",), "random", random.Random(0)) == ("CAM_F0",)
+    assert any("CAM_F0" not in d for d in draws)
+    front = [scene_cameras(CAMERAS, "keep_first", rng) for rng in [random.Random(0)] for _ in range(200)]
+    assert all(d[0] == "CAM_F0" and list(d) == [c for c in CAMERAS if c in d] for d in front)
+    assert {len(d) for d in front} == set(range(1, 9))  # the front camera alone up to all eight
     with pytest.raises(ValueError, match="camera_subsets"):
         scene_cameras(CAMERAS, "some", random.Random(0))
 

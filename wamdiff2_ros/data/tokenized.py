@@ -53,20 +53,25 @@ class DataConfig:
     # planning answers as plain or fixed-width numbers (codecs.PLAN_STYLES); part of the tokenised cache's key
     plan_style: str = "plain"
     # "": every sample sees all of `cameras`; "random": each scene's samples see a random non-empty subset of them
-    # (1 to all, in NAVSIM order, deterministic from seed), so a model answers for any cameras a vehicle has
+    # (1 to all, in NAVSIM order, deterministic from seed), so a model answers for any cameras a vehicle has;
+    # "keep_first": the first of `cameras` (the front camera) always, with a random subset of the others (0 to all)
     camera_subsets: str = ""
 
 
-CAMERA_SUBSETS = ("", "random")
+CAMERA_SUBSETS = ("", "random", "keep_first")
 
 
 def scene_cameras(cameras: Sequence[str], mode: str, rng: random.Random) -> tuple[str, ...]:
-    """The cameras one scene's samples see: all of ``cameras``, or (``"random"``) a random non-empty subset."""
+    """The cameras one scene's samples see: all of ``cameras``, (``"random"``) a random non-empty subset, or
+    (``"keep_first"``) the first camera and a random subset of the rest; either way 1 to all cameras, uniformly."""
     if mode not in CAMERA_SUBSETS:
         raise ValueError(f"data.camera_subsets must be one of {CAMERA_SUBSETS}, got {mode!r}")
     if mode == "" or len(cameras) == 1:
         return tuple(cameras)
-    chosen = set(rng.sample(list(cameras), rng.randint(1, len(cameras))))
+    if mode == "keep_first":
+        chosen = {cameras[0], *rng.sample(list(cameras[1:]), rng.randint(0, len(cameras) - 1))}
+    else:
+        chosen = set(rng.sample(list(cameras), rng.randint(1, len(cameras))))
     return tuple(c for c in cameras if c in chosen)
 
 

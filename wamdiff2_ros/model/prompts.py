@@ -361,7 +361,8 @@ def apply_prompt_format(question: str, prompt_format: str) -> str:
     laid out with :func:`reference_layout`. Questions with several cameras or frames have
     no reference wording (the reference trains on the front camera alone): their image
     lines stay ours (:func:`image_preamble`), the rest is converted and laid out the same
-    way, so a reference-format checkpoint still takes the node's eight cameras. Any other
+    way, so a reference-format checkpoint still takes the node's eight cameras; so does a
+    single camera other than the front one (``data.camera_subsets=random``). Any other
     opening is a ValueError.
     """
     check_prompt_format(prompt_format)
@@ -377,7 +378,7 @@ def apply_prompt_format(question: str, prompt_format: str) -> str:
         body = question[len(ours):]
     elif question.startswith(REFERENCE_PREAMBLE + "\n"):
         body = question[len(REFERENCE_PREAMBLE) + 1:]
-    elif question.startswith("Here are ") and IMAGE_PLACEHOLDER in question:
+    elif question.startswith(("Here are ", "Here is a ")) and IMAGE_PLACEHOLDER in question:
         if reference_layout(question) == question:
             return question  # several images, already laid out
         lines = question.split("\n")
@@ -386,5 +387,5 @@ def apply_prompt_format(question: str, prompt_format: str) -> str:
         return reference_layout("\n".join([*preamble, *_reference_body(body_lines)]))
     else:
         raise ValueError("the reference prompt format opens with the images (one front-camera image in the"
-                         f" reference's words, or our lines for several); this question starts {question[:60]!r}")
+                         f" reference's words, or our lines for other cameras); this question starts {question[:60]!r}")
     return reference_layout(REFERENCE_PREAMBLE + "\n" + "\n".join(_reference_body(body.split("\n"))))
