@@ -416,3 +416,22 @@ def test_a_row_threshold_must_be_a_number_in_the_unit_interval(tmp_path):
         (tmp_path / "rows.yaml").write_text(json.dumps(rows))
         with pytest.raises(ValueError, match="threshold"):
             pt.load_registry(tmp_path / "rows.yaml")
+
+
+def test_held_out_rows_see_the_cameras_asked_for(tmp_path):
+    """`paper_table score --cameras`: every held-out sample carries the images of those cameras (an 8-camera split)."""
+    from wamdiff2_ros.data.synth import synthesize
+    from wamdiff2_ros.evaluation import heldout
+    from wamdiff2_ros.model.loader import init_model
+
+    synthesize(tmp_path / "split", num_logs=1, num_frames=14, seed=5, size=(64, 32), cameras=("CAM_F0", "CAM_L0"),
+               progress=False)
+    vla = init_model("tiny", seed=0)
+    front = heldout.split_rows(vla, tmp_path / "split", tmp_path / "cache")
+    both = heldout.split_rows(vla, tmp_path / "split", tmp_path / "cache", cameras=("CAM_F0", "CAM_L0"))
+    assert [r["id"] for r in front] == [r["id"] for r in both]
+    for one, two in zip(front, both, strict=True):
+        assert len(two["image_grid_thw"]) == 2 * len(one["image_grid_thw"]) == 2
+        assert "(CAM_L0)" in two["question"] and "(CAM_L0)" not in one["question"]
+    with pytest.raises((ValueError, KeyError, FileNotFoundError), match="CAM_R0"):
+        heldout.split_rows(vla, tmp_path / "split", tmp_path / "cache", cameras=("CAM_F0", "CAM_R0"))

@@ -62,9 +62,11 @@ def scene_of(sample_id: str) -> str:
     return head if sep else sample_id
 
 
-def _data_config(split_dir: str | Path, seed: int, max_boxes: int, understanding_per_scene: int = 1) -> Any:
+def _data_config(split_dir: str | Path, seed: int, max_boxes: int, understanding_per_scene: int = 1,
+                 cameras: Sequence[str] = ("CAM_F0",)) -> Any:
     return DataConfig(
-        logs_dir=str(split_dir), max_boxes=max_boxes, understanding_per_scene=understanding_per_scene, seed=seed
+        logs_dir=str(split_dir), max_boxes=max_boxes, understanding_per_scene=understanding_per_scene, seed=seed,
+        cameras=list(cameras),
     )
 
 
@@ -78,13 +80,16 @@ def ego_velocities(split_dir: str | Path) -> dict[str, tuple[float, float]]:
 
 
 def split_rows(
-    vla: Any, split_dir: str | Path, cache_dir: str | Path, seed: int = 2, *, max_boxes: int = 2
+    vla: Any, split_dir: str | Path, cache_dir: str | Path, seed: int = 2, *, max_boxes: int = 2,
+    cameras: Sequence[str] = ("CAM_F0",),
 ) -> list[dict[str, Any]]:
     """Tokenised samples of all three tasks of ``split_dir`` (the held-out settings, cached by model and data).
 
-    Planning rows get ``ego_velocity`` from the logs (what the driving agent's fallback uses).
+    ``cameras``: the images every sample sees (the split must have rendered them). Planning rows get
+    ``ego_velocity`` from the logs (what the driving agent's fallback uses).
     """
-    rows = list(TokenizedDataset.build(_data_config(split_dir, seed, max_boxes), vla, cache_dir, progress=False).rows)
+    data = _data_config(split_dir, seed, max_boxes, cameras=cameras)
+    rows = list(TokenizedDataset.build(data, vla, cache_dir, progress=False).rows)
     velocities = ego_velocities(split_dir)
     for row in rows:
         if row["task"] == "planning" and scene_of(row["id"]) in velocities:

@@ -39,6 +39,7 @@ from wamdiff2_ros.evaluation.detection import BEV_THRESHOLDS_M, BevBox, ImageBox
 from wamdiff2_ros.evaluation.planning import HORIZONS_S, l2_metrics
 from wamdiff2_ros.evaluation.run_records import update_json_store
 from wamdiff2_ros.evaluation.stats import paired_bootstrap
+from wamdiff2_ros.model.cameras import validate_cameras
 from wamdiff2_ros.model.checkpoints import is_threshold
 from wamdiff2_ros.model.codecs import BACKWARDS_TOLERANCE_M, plan_goes_backwards
 
@@ -737,6 +738,9 @@ def _score_command(args: argparse.Namespace) -> int:
     elif not train.is_dir():
         print(f"no train split at {train}: the trivial baselines come from the scored split", file=sys.stderr)
     cache = Path(args.cache) if args.cache else runs / "cache"
+    cameras = validate_cameras(args.cameras)
+    if cameras != ("CAM_F0",):
+        split_info["cameras"] = list(cameras)
     for row in rows:
         key = row["key"]
         if key in existing and not args.rescore and existing[key].get("limit") == args.limit:
@@ -751,7 +755,7 @@ def _score_command(args: argparse.Namespace) -> int:
         except ModelLoadError as exc:
             print(f"{key}: skipped, {exc}", file=sys.stderr)
             continue
-        every = heldout.split_rows(vla, args.split, cache, seed=args.seed)
+        every = heldout.split_rows(vla, args.split, cache, seed=args.seed, cameras=cameras)
         chosen = heldout.select(every, args.limit)
         threshold = float(row.get("threshold", args.threshold))  # a row may name its own (a shipped decode default)
         if row.get("task_thresholds"):  # ... and single tasks' own
@@ -830,6 +834,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     score.add_argument("--max-new-tokens", type=int, default=192)
     score.add_argument("--mixed-scenes", type=int, default=8, help="scenes of the mixed three-task timing (0: skip)")
     score.add_argument("--threads", type=int, default=1, help="torch threads")
+    score.add_argument("--cameras", default="CAM_F0",
+                       help="cameras every sample sees: comma list or 'all' (the split must have rendered them)")
     score.add_argument("--quiet", action="store_true", help="no progress bar")
     report = sub.add_parser("report", help="the markdown table from the store (no model needed)")
     report.add_argument("--store", default="docs/results_paper.json")
