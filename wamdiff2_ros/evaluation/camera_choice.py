@@ -1,0 +1,137 @@
+"""Shipping rule v4 as code: does the 8-camera lineage's student replace the shipped (front-camera) student?
+
+The rule (``docs/runs/paper.yaml``, written before any of the lineage's runs) is non-inferiority on the
+front camera plus the new capability, both on validation data, at the shipped student's thresholds:
+
+(a) front camera, open loop: plans parsed >= the shipped student's - ``PARSE_MARGIN``; on the samples where
+    both parse, mean L2 <= ``L2_RATIO`` x the shipped student's (rule v3's guard 1);
+(b) front camera, closed loop (the same routes): paired driving score against the shipped student with mean
+    >= ``DS_MARGIN``, and at-fault collisions <= the shipped student's + ``EXTRA_COLLISIONS``;
+(c) eight cameras, open loop (the same scenes with every camera): plans parsed >= ``EIGHT_PARSE`` and mean L2
+    on every sample (fallback in) <= ``EIGHT_L2_RATIO`` x its own front-camera L2 of (a).
+
+Inputs are paper-table stores (``paper_table score``; the 8-camera one with ``--cameras all``) and closed-loop
+benchmark JSONs (``wamdiff2 eval closed-loop --json``; several files are merged)::
+
+    python -m wamdiff2_ros.evaluation.camera_choice --store runs/paper5/val_l2.json --split-name val-l2 \\
+        --eight-store runs/paper5/val_l2_cam8.json --eight-split-name val-l2-cam8 \\
+        --closed-loop runs/thr/cl_val2_t03.json --closed-loop runs/paper5/cl_val2.json \\
+        --shipped fix1-b32-s3-t03u07=fix1-t0.3 --candidate cam8-b32-s3-t03u07=cam8 --json runs/paper5/choice.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from wamdiff2_ros.evaluation.paper_table import read_store
+from wamdiff2_ros.evaluation.student_choice import L2_RATIO, PARSE_MARGIN, closed_loop_by_policy, student_row
+
+DS_MARGIN = -0.02
+EXTRA_COLLISIONS = 1
+EIGHT_PARSE = 0.90
+EIGHT_L2_RATIO = 1.10
+
+
+def decide(candidate: dict[str, Any], shipped: dict[str, Any], front_l2: float | None,
+           eight: dict[str, Any]) -> dict[str, Any]:
+    """Rule v4 on ``student_row`` results of the candidate and the shipped student.
+
+    ``front_l2``: the candidate's front-camera planning L2 on every sample; ``eight``: its 8-camera planning
+    aggregate (``parse_rate``, ``l2``).
+    """
+    ratio = candidate["matched_l2_ratio"]
+    ds = candidate["ds_diff_vs_shipped"]["mean"]
+    eight_ratio = eight["l2"] / front_l2 if eight.get("l2") is not None and front_l2 else None
+    checks = {
+        "a_parse": candidate["parse_rate"] >= shipped["parse_rate"] - PARSE_MARGIN,
+        "a_l2": ratio is not None and ratio <= L2_RATIO,
+        "b_driving_score": ds is not None and ds >= DS_MARGIN,
+        "b_collisions": candidate["at_fault_collisions"] <= shipped["at_fault_collisions"] + EXTRA_COLLISIONS,
+        "c_parse": eight.get("parse_rate") is not None and eight["parse_rate"] >= EIGHT_PARSE,
+        "c_l2": eight_ratio is not None and eight_ratio <= EIGHT_L2_RATIO,
+    }
+    return {"checks": checks, "eight_l2_ratio": eight_ratio, "replace": all(checks.values())}
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def markdown(candidate: dict[str, Any], shipped: dict[str, Any], front_l2: float | None, eight: dict[str, Any],
+             decision: dict[str, Any]) -> str:
+    c, d = decision["checks"], candidate["ds_diff_vs_shipped"]
+    mark = {True: "pass", False: "**fail**"}
+    lines = [
+        "| check | candidate | shipped | limit | verdict |",
+        "|---|---|---|---|---|",
+        f"| (a) front plans parsed | {_num(candidate['parse_rate'], 2)} | {_num(shipped['parse_rate'], 2)} "
+        f"| >= shipped - {PARSE_MARGIN} | {mark[c['a_parse']]} |",
+        f"| (a) front matched L2 (n={candidate['matched_n']}) | {_num(candidate['matched_l2'])} "
+        f"| {_num(candidate['matched_l2_shipped'])} | ratio {_num(candidate['matched_l2_ratio'])} <= {L2_RATIO} "
+        f"| {mark[c['a_l2']]} |",
+        f"| (b) closed-loop DS ({candidate['routes']} routes) | {_num(candidate['driving_score'])} "
+        f"| {_num(shipped['driving_score'])} | paired {_num(d['mean'], 3)} [{_num(d['low'])}, {_num(d['high'])}] "
+        f">= {DS_MARGIN} | {mark[c['b_driving_score']]} |",
+        f"| (b) at-fault collisions | {candidate['at_fault_collisions']} | {shipped['at_fault_collisions']} "
+        f"| <= shipped + {EXTRA_COLLISIONS} | {mark[c['b_collisions']]} |",
+        f"| (c) 8-camera plans parsed | {_num(eight.get('parse_rate'), 2)} | – | >= {EIGHT_PARSE} "
+        f"| {mark[c['c_parse']]} |",
+        f"| (c) 8-camera L2, every sample | {_num(eight.get('l2'))} (front {_num(front_l2)}) | – "
+        f"| ratio {_num(decision['eight_l2_ratio'])} <= {EIGHT_L2_RATIO} | {mark[c['c_l2']]} |",
+    ]
+    verdict = "the candidate replaces the shipped student" if decision["replace"] else "the shipped student stays"
+    return "\n".join(lines) + f"\n\nDecision: {verdict}.\n"
+
+
+def _pair(spec: str, parser: argparse.ArgumentParser) -> tuple[str, str]:
+    key, sep, policy = spec.partition("=")
+    if not sep or not key or not policy:
+        parser.error(f"{spec!r}: expected ROW=POLICY")
+    return key, policy
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m wamdiff2_ros.evaluation.camera_choice",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--store", required=True, help="paper table store: both students, front camera")
+    parser.add_argument("--split-name", required=True)
+    parser.add_argument("--eight-store", required=True, help="paper table store: the candidate, eight cameras")
+    parser.add_argument("--eight-split-name", required=True)
+    parser.add_argument("--closed-loop", action="append", required=True,
+                        help="closed-loop benchmark JSON (repeatable; merged): both students on the same routes")
+    parser.add_argument("--shipped", required=True, help="ROW=POLICY of the shipped student")
+    parser.add_argument("--candidate", required=True, help="ROW=POLICY of the 8-camera student")
+    parser.add_argument("--bootstrap", type=int, default=10000)
+    parser.add_argument("--json", default=None, help="write the rows and the decision here")
+    args = parser.parse_args(argv)
+    (shipped_key, shipped_policy), (key, policy) = _pair(args.shipped, parser), _pair(args.candidate, parser)
+    front = read_store(Path(args.store)).get(args.split_name) or {}
+    eight_split = read_store(Path(args.eight_store)).get(args.eight_split_name) or {}
+    results = [r for f in args.closed_loop for r in json.loads(Path(f).read_text())["results"]]
+    closed = closed_loop_by_policy(results)
+    missing = ([k for k in (shipped_key, key) if k not in front] + [p for p in (shipped_policy, policy) if p not in closed]
+               + ([] if key in eight_split else [f"{key} (eight cameras)"]))
+    if missing:
+        print(f"error: not scored: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    rows = {k: student_row(k, p, front[k]["records"], front[k]["aggregate"]["planning"]["parse_rate"], closed[p],
+                           front[shipped_key]["records"], closed[shipped_policy], n_boot=args.bootstrap)
+            for k, p in ((shipped_key, shipped_policy), (key, policy))}
+    front_l2 = front[key]["aggregate"]["planning"]["l2"]
+    eight = eight_split[key]["aggregate"]["planning"]
+    decision = decide(rows[key], rows[shipped_key], front_l2, eight)
+    print(markdown(rows[key], rows[shipped_key], front_l2, eight, decision))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"rows": rows, "front_l2": front_l2, "eight": eight,
+                                               "decision": decision}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
