@@ -8,31 +8,21 @@ import pytest
 
 from wamdiff2_ros.evaluation.student_choice import closed_loop_by_policy, decide, main, student_row
 
+from .choice_fixture import records, routes
 
-def _records(l2s: list[float | None]) -> list[dict]:
-    """Planning records: None = a plan that did not parse."""
-    return [{"id": f"s{i}", "task": "planning", "parsed": l2 is not None, "l2_h_pred": [l2 or 0.0] * 4}
-            for i, l2 in enumerate(l2s)]
-
-
-def _routes(policy: str, scores: list[float], collisions: int = 0) -> list[dict]:
-    return [{"route": f"r{i:02d}", "policy": policy, "driving_score": s, "collisions_at_fault": collisions if i == 0 else 0}
-            for i, s in enumerate(scores)]
-
-
-SHIPPED = _records([2.0, 2.0, None, 2.0])  # parse rate 0.75
+SHIPPED = records([2.0, 2.0, None, 2.0])  # parse rate 0.75
 
 
 def _row(key, records, parse_rate, scores, collisions=0):
-    closed = closed_loop_by_policy(_routes(key, scores, collisions) + _routes("shipped (ckpt)", [0.4, 0.4, 0.4]))
+    closed = closed_loop_by_policy(routes(key, scores, collisions) + routes("shipped (ckpt)", [0.4, 0.4, 0.4]))
     return student_row(key, key, records, parse_rate, closed[key], SHIPPED, closed["shipped"], n_boot=200)
 
 
 def test_best_driver_that_passes_the_guards_replaces_the_shipped_student():
     shipped = _row("shipped", SHIPPED, 0.75, [0.4, 0.4, 0.4])
-    sloppy = _row("sloppy", _records([2.5, 2.5, 2.0, 2.5]), 1.0, [0.9, 0.9, 0.9])  # drives best, L2 1.25x on matched
-    crash = _row("crash", _records([2.0, 2.0, 2.0, 2.0]), 1.0, [0.8, 0.8, 0.8], collisions=1)  # more collisions
-    good = _row("good", _records([2.1, 2.1, 2.1, 2.1]), 1.0, [0.5, 0.6, 0.4])
+    sloppy = _row("sloppy", records([2.5, 2.5, 2.0, 2.5]), 1.0, [0.9, 0.9, 0.9])  # drives best, L2 1.25x on matched
+    crash = _row("crash", records([2.0, 2.0, 2.0, 2.0]), 1.0, [0.8, 0.8, 0.8], collisions=1)  # more collisions
+    good = _row("good", records([2.1, 2.1, 2.1, 2.1]), 1.0, [0.5, 0.6, 0.4])
     assert sloppy["matched_n"] == 3 and sloppy["matched_l2_ratio"] == pytest.approx(1.25)
     decision = decide([shipped, sloppy, crash, good], "shipped")
     assert decision["order"] == ["sloppy", "crash", "good", "shipped"]
@@ -44,14 +34,14 @@ def test_best_driver_that_passes_the_guards_replaces_the_shipped_student():
 
 def test_shipped_student_stays_when_no_candidate_drives_better_and_passes():
     shipped = _row("shipped", SHIPPED, 0.75, [0.4, 0.4, 0.4])
-    unparsed = _row("unparsed", _records([2.0, None, None, None]), 0.25, [0.9, 0.9, 0.9])  # parse rate too low
-    worse = _row("worse", _records([1.0, 1.0, 1.0, 1.0]), 1.0, [0.3, 0.3, 0.3])
+    unparsed = _row("unparsed", records([2.0, None, None, None]), 0.25, [0.9, 0.9, 0.9])  # parse rate too low
+    worse = _row("worse", records([1.0, 1.0, 1.0, 1.0]), 1.0, [0.3, 0.3, 0.3])
     decision = decide([shipped, unparsed, worse], "shipped")
     assert decision["chosen"] == "shipped" and not decision["replace"] and decision["ship"] == "shipped"
 
 
 def test_routes_must_be_the_same():
-    closed = closed_loop_by_policy(_routes("a", [0.5, 0.5]) + _routes("shipped", [0.4, 0.4, 0.4]))
+    closed = closed_loop_by_policy(routes("a", [0.5, 0.5]) + routes("shipped", [0.4, 0.4, 0.4]))
     with pytest.raises(ValueError, match="routes differ"):
         student_row("a", "a", SHIPPED, 0.75, closed["a"], SHIPPED, closed["shipped"])
 
@@ -60,10 +50,10 @@ def test_command_line_reads_the_stores_and_writes_the_decision(tmp_path, capsys)
     store = tmp_path / "store.json"
     store.write_text(json.dumps({"val": {
         "ship": {"records": SHIPPED, "aggregate": {"planning": {"parse_rate": 0.75}}},
-        "cand": {"records": _records([1.9, 1.9, 1.9, 1.9]), "aggregate": {"planning": {"parse_rate": 1.0}}},
+        "cand": {"records": records([1.9, 1.9, 1.9, 1.9]), "aggregate": {"planning": {"parse_rate": 1.0}}},
     }}))
     closed = tmp_path / "cl.json"
-    closed.write_text(json.dumps({"results": _routes("student (ckpt)", [0.4, 0.4]) + _routes("c", [0.6, 0.5])}))
+    closed.write_text(json.dumps({"results": routes("student (ckpt)", [0.4, 0.4]) + routes("c", [0.6, 0.5])}))
     out = tmp_path / "choice.json"
     args = ["--store", str(store), "--split-name", "val", "--closed-loop", str(closed), "--shipped", "ship=student",
             "--candidate", "cand=c", "--bootstrap", "100", "--json", str(out)]
