@@ -22,7 +22,7 @@
 #        AR_EQUAL_STEPS (see ar_equal_compute), SMOKE=1 (every stage a couple of steps on a tiny data set: checks the commands, not the models),
 #        OVERRIDES (key=value settings given to every stage, e.g. "data.plan_style=fixed": a data change of a whole lineage),
 #        DATA_CAMERAS (cameras the data phase renders: comma list or "all"; default CAM_F0). An 8-camera lineage:
-#        DATA=runs/data8 DATA_CAMERAS=all, then OVERRIDES="data.cameras=[CAM_F0,...,CAM_B0] data.camera_subsets=random"
+#        DATA=runs/data8 DATA_CAMERAS=all, then OVERRIDES="data.cameras=[CAM_F0,...,CAM_B0] data.camera_subsets=keep_first"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
