@@ -103,6 +103,30 @@ def test_end_token_stops_rows(vla, make_inputs, block_size):
         assert fast.finished[row] == (end in base.tokens[row])
 
 
+@pytest.mark.parametrize(("block_size", "end_at"), [(4, 3), (16, 7)])
+def test_end_in_order_parity_and_no_cut_answers(vla, make_inputs, block_size, end_at):
+    """end_in_order: both engines agree; an answer's end token never precedes a position committed after it."""
+    inputs = make_inputs(LENGTHS[4], seed=11)
+    config = DecodeConfig(block_size=block_size, confidence_threshold=0.3, max_new_tokens=32)
+    base = FastEngine(vla).generate(inputs, config)
+    stopping = dataclasses.replace(vla, end_token_id=base.tokens[0][end_at])  # a token row 0 says: the end token
+    ordered = dataclasses.replace(config, end_in_order=True)
+    ref, fast, ref_trace, fast_trace = run_both(stopping, inputs, ordered)
+    assert_parity(ref, fast, ref_trace, fast_trace)
+
+    def early_ends(cfg: DecodeConfig) -> int:
+        """End tokens committed while an earlier position of their block was still masked (before the step cap)."""
+        commits: list = []
+        ReferenceDecoder(stopping).generate(inputs, cfg, commits=commits)
+        return sum(c.token == stopping.end_token_id and c.step < cfg.step_cap
+                   and any(d.row == c.row and d.block == c.block and d.position < c.position and d.step > c.step
+                           for d in commits)
+                   for c in commits)
+
+    assert early_ends(ordered) == 0
+    assert early_ends(config) > 0  # without the rule this batch commits some end token early
+
+
 def test_all_rows_finished_stops_early(vla, make_inputs):
     inputs = make_inputs([11], seed=7)
     config = DecodeConfig(block_size=4, confidence_threshold=0.3, max_new_tokens=64)

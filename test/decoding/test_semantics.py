@@ -55,6 +55,46 @@ def test_select_to_commit_rule():
     assert select_to_commit(conf, [False] * 4, 0.9, False) == []
 
 
+def test_end_in_order_rule():
+    """An end token waits until every earlier position of the block is committed (or is committed with it)."""
+    masked = [True] * 5
+    ends = [False, False, False, True, True]
+    # sure ends behind a position that stays masked wait; the most confident other position goes instead
+    assert select_to_commit([0.5, 0.6, 0.4, 0.95, 1.0], masked, 0.9, False) == [3, 4]
+    assert select_to_commit([0.5, 0.6, 0.4, 0.95, 1.0], masked, 0.9, False, ends=ends) == [1]
+    # the earlier positions committed in the same step: the ends go with them
+    assert select_to_commit([0.92, 0.93, 0.91, 0.95, 1.0], masked, 0.9, False, ends=ends) == [0, 1, 2, 3, 4]
+    # ... or already committed
+    assert select_to_commit([0, 0, 0, 0.95, 1.0], [False, False, False, True, True], 0.9, False, ends=ends) == [3, 4]
+    # the single most confident commit skips an end behind a mask, but the first masked position may end
+    assert select_to_commit([0.3, 0.2, 0.1, 0.8, 0.85], masked, 0.9, False, ends=ends) == [0]
+    assert select_to_commit([0.3, 0.2, 0.1, 0.8, 0.85], [False] * 3 + [True] * 2, 0.9, False, ends=ends) == [3]
+    assert select_to_commit([0.9, 0.2], [True, True], 0.95, False, ends=[True, False]) == [0]  # an empty answer
+    # the step cap still fills everything
+    assert select_to_commit([0.3, 0.2, 0.1, 0.8, 0.85], masked, 0.9, True, ends=ends) == [0, 1, 2, 3, 4]
+
+
+def test_vectorised_selection_equals_the_readable_rule():
+    from wamdiff2_ros.decoding.selection import commit_step, predict
+
+    gen = torch.Generator().manual_seed(0)
+    end, mask_id, vocab = 2, 7, 9
+    for trial in range(300):
+        rows, block = 3, 6
+        logits = torch.randn(rows, block, vocab, generator=gen) * 3
+        logits[..., end] += torch.randn(rows, block, generator=gen) * 4  # the end token often wins
+        masked = torch.rand(rows, block, generator=gen) < 0.7
+        threshold, fill_all = [0.3, 0.6, 0.9][trial % 3], trial % 17 == 0
+        for end_in_order in (False, True):
+            ids, conf, left = torch.full((rows, block), mask_id), torch.zeros(rows, block), masked.clone()
+            commit_step(logits, ids, conf, left, threshold, fill_all, mask_id, end if end_in_order else None)
+            step_conf, step_pred = predict(logits, mask_id)
+            for r in range(rows):
+                ends = (step_pred[r] == end).tolist() if end_in_order else None
+                want = select_to_commit(step_conf[r].tolist(), masked[r].tolist(), threshold, fill_all, ends=ends)
+                assert (masked[r] & ~left[r]).nonzero().flatten().tolist() == want
+
+
 def test_prompt_mask_matches_model_room_and_ignores_padding():
     from wamdiff2_ros.model import masks
     for block in (1, 3, 4):

@@ -36,6 +36,10 @@ class DecodeConfig:
     fast engine, eager forwards (no CUDA graph), B > 1: the last decoder layer runs
     its queries only for the block positions still masked (keys and values for all),
     which gives the same tokens; False runs every position (for comparison).
+    ``end_in_order``: a position whose prediction is the end token is committed only
+    once every earlier position of its block is committed (or is in the same step), so
+    a short answer is not cut by an end token committed early (False: the paper's rule,
+    any position by confidence alone).
     """
 
     block_size: int = 32
@@ -46,6 +50,7 @@ class DecodeConfig:
     attention_backend: str = "auto"
     cuda_graphs: bool | str = "auto"
     prune_committed: bool = True
+    end_in_order: bool = False
     dtype: str = "float32"
     device: str = "cpu"
 
@@ -76,6 +81,8 @@ class DecodeConfig:
             raise bad("cuda_graphs", 'must be true, false or "auto"')
         if not isinstance(self.prune_committed, bool):
             raise bad("prune_committed", "must be true or false")
+        if not isinstance(self.end_in_order, bool):
+            raise bad("end_in_order", "must be true or false")
         if self.dtype not in DTYPES:
             raise bad("dtype", f"must be one of {DTYPES}")
         if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith("cuda")):

@@ -549,6 +549,7 @@ class FastEngine:
         block 0 is the fused forward (the previous block's clean forward rides along).
         """
         cap, threshold, mask_id = config.step_cap, float(config.confidence_threshold), self.vla.mask_token_id
+        end_id = self.vla.end_token_id if config.end_in_order else None
         for step in range(1, cap + 1):
             if self.between_steps is not None:
                 self.between_steps()
@@ -560,7 +561,7 @@ class FastEngine:
             state.forwards += 1
             if trace is not None:
                 trace.append(logits[:state.real_rows].float().cpu())
-            commit_step(logits, block.ids, block.conf, block.masked, threshold, step == cap, mask_id)
+            commit_step(logits, block.ids, block.conf, block.masked, threshold, step == cap, mask_id, end_id)
             if not bool(block.masked.any()):  # host sync, once per step: is the block complete?
                 break
 

@@ -9,7 +9,8 @@ Written to be read next to the paper, not to be fast:
    one forward over [cache ; block] and then crops the cache back, so denoise steps
    never write the cache. Every masked position whose softmax confidence is
    >= ``confidence_threshold`` is committed; if none is, the single most confident
-   one is (the mask token itself is never predicted). At the step cap
+   one is (the mask token itself is never predicted; with ``end_in_order`` an end token
+   waits until every earlier position of the block is committed). At the step cap
    (``max_steps_per_block``, default B) every leftover mask is filled with its argmax.
 3. One clean forward over the finished block writes its KV (skipped after the last
    block, when nothing would read it).
@@ -33,12 +34,21 @@ from .prompt import prepare_prompt, prompt_block_mask, to_model_mask
 from .selection import predict
 
 
-def select_to_commit(confidence: list[float], masked: list[bool], threshold: float, fill_all: bool) -> list[int]:
-    """Positions to commit in one row of a block (plain Python, the readable rule)."""
+def select_to_commit(confidence: list[float], masked: list[bool], threshold: float, fill_all: bool,
+                     ends: list[bool] | None = None) -> list[int]:
+    """Positions to commit in one row of a block (plain Python, the readable rule).
+
+    ``ends`` (``DecodeConfig.end_in_order``): where the prediction is the end token. Such a
+    position is committed only if no earlier position stays masked after this step.
+    """
     candidates = [i for i, m in enumerate(masked) if m]
     if not candidates or fill_all:
         return candidates
     sure = [i for i in candidates if confidence[i] >= threshold]
+    if ends is not None:
+        first_left = min((i for i in candidates if i not in sure), default=len(masked))
+        sure = [i for i in sure if not ends[i] or i < first_left]
+        candidates = [i for i in candidates if not ends[i] or i == candidates[0]]
     if sure:
         return sure
     best = candidates[0]
@@ -111,7 +121,8 @@ class ReferenceDecoder:
                 step_conf, step_pred = predict(logits, vla.mask_token_id)  # softmax max, never the mask token
                 step_conf, step_pred = step_conf.tolist(), step_pred.tolist()
                 for r in range(b):
-                    for i in select_to_commit(step_conf[r], masked[r], threshold, fill_all=step == cap):
+                    ends = [t == vla.end_token_id for t in step_pred[r]] if config.end_in_order else None
+                    for i in select_to_commit(step_conf[r], masked[r], threshold, fill_all=step == cap, ends=ends):
                         ids[r][i], conf[r][i], masked[r][i] = step_pred[r][i], step_conf[r][i], False
                         if commits is not None:
                             commits.append(Commit(r, k, step, k * block + i, step_pred[r][i], step_conf[r][i],

@@ -157,7 +157,8 @@ def gt_boxes(row: dict[str, Any]) -> list[dict[str, Any]]:
     return [_box(b) for b in value]
 
 
-def _config(block_size: int, threshold: float | Mapping[str, float], max_new_tokens: int, task: str = "planning") -> Any:
+def _config(block_size: int, threshold: float | Mapping[str, float], max_new_tokens: int, task: str = "planning",
+            end_in_order: bool = False) -> Any:
     """The decode config of ``task``; ``threshold`` may map tasks to their own (tasks not named get 0.9)."""
     if isinstance(threshold, Mapping):
         threshold = threshold.get(task, 0.9)
@@ -165,6 +166,7 @@ def _config(block_size: int, threshold: float | Mapping[str, float], max_new_tok
         block_size=block_size,
         confidence_threshold=threshold,
         max_new_tokens=max_new_tokens,
+        end_in_order=end_in_order,
         engine="fast",
         device="cpu",
         dtype="float32",
@@ -225,13 +227,15 @@ def score(
     threshold: float | Mapping[str, float] = 0.9,
     max_new_tokens: int = 192,
     progress: bool = True,
+    end_in_order: bool = False,
 ) -> dict[str, Any]:
     """Decode every row at ``block_size`` (fast engine, greedy) and return the per-sample records.
 
-    ``threshold``: one for every task, or ``{task: threshold}`` (a checkpoint with per-task defaults).
+    ``threshold``: one for every task, or ``{task: threshold}`` (a checkpoint with per-task defaults);
+    ``end_in_order``: ``DecodeConfig.end_in_order`` (recorded when on).
     """
 
-    configs = {task: _config(block_size, threshold, max_new_tokens, task) for task in TASKS}
+    configs = {task: _config(block_size, threshold, max_new_tokens, task, end_in_order) for task in TASKS}
     if rows:  # one untimed decode first: engine set-up is not decode speed
 
         generate(vla, prompt_of(rows[0]), configs[rows[0]["task"]])
@@ -242,6 +246,7 @@ def score(
     return {
         "block_size": block_size,
         "threshold": dict(threshold) if isinstance(threshold, Mapping) else threshold,
+        **({"end_in_order": True} if end_in_order else {}),
         "max_new_tokens": max_new_tokens,
         "samples": dict(Counter(r["task"] for r in records)),
         "records": records,
@@ -266,6 +271,7 @@ def time_mixed(
     *,
     threshold: float | Mapping[str, float] = 0.9,
     max_new_tokens: int = 192,
+    end_in_order: bool = False,
 ) -> dict[str, Any]:
     """Decode tokens/s and tokens per forward of the three-task workload on ``n_scenes`` scenes (spread evenly).
 
@@ -278,7 +284,7 @@ def time_mixed(
     scenes = [s for s, tasks in by_scene.items() if all(t in tasks for t in TASKS)]
     if n_scenes and len(scenes) > n_scenes:
         scenes = [scenes[i] for i in np.unique(np.linspace(0, len(scenes) - 1, n_scenes).round().astype(int))]
-    configs = {task: _config(block_size, threshold, max_new_tokens, task) for task in TASKS}
+    configs = {task: _config(block_size, threshold, max_new_tokens, task, end_in_order) for task in TASKS}
     totals = {task: [0, 0, 0.0] for task in TASKS}
     if scenes:
         generate(vla, prompt_of(by_scene[scenes[0]]["planning"]), configs["planning"])  # untimed warm-up

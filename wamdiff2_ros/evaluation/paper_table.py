@@ -72,6 +72,8 @@ def load_registry(path: str | Path = REGISTRY) -> dict[str, Any]:
             if threshold is not None and (not is_threshold(threshold) or (task and task not in TASKS)):
                 raise ValueError(f"{path}: row {row['key']!r} has threshold {threshold!r}"
                                  + (f" for task {task!r}" if task else "") + " (a number in [0, 1] for a task)")
+        if not isinstance(row.get("end_in_order", False), bool):
+            raise ValueError(f"{path}: row {row['key']!r} has end_in_order {row['end_in_order']!r} (true or false)")
         keys.add(row["key"])
     shipped = data.get("shipped") or []
     for i, ship in enumerate(shipped):
@@ -767,6 +769,7 @@ def _score_command(args: argparse.Namespace) -> int:
             threshold=threshold,
             max_new_tokens=args.max_new_tokens,
             progress=not args.quiet,
+            end_in_order=bool(row.get("end_in_order", False)),
         )
         entry = {"run": row["run"], "checkpoint": str(path), "limit": args.limit, **scored}  # scored names its threshold
         if args.mixed_scenes:
@@ -777,6 +780,7 @@ def _score_command(args: argparse.Namespace) -> int:
                 args.mixed_scenes,
                 threshold=threshold,
                 max_new_tokens=args.max_new_tokens,
+                end_in_order=bool(row.get("end_in_order", False)),
             )
         entry["aggregate"] = aggregate(entry["records"], read_store(store).get("_train_baselines"))
 
