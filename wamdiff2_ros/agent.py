@@ -196,6 +196,9 @@ class DrivingAgent:
     ``task_thresholds``: confidence threshold of some tasks (e.g. planning fast at a low
     threshold, the free-text rationale at a high one), the others keep
     ``config.confidence_threshold``; only tasks of one threshold are batched together.
+    ``end_in_order_tasks``: tasks decoded with ``DecodeConfig.end_in_order`` (an end token
+    waits for every earlier position of its block: a short rationale is not cut), besides
+    all of them when ``config.end_in_order``; only tasks of one rule are batched together.
     ``batch_tasks``: decode the non-planning tasks of one :meth:`run` as rows of one
     batch (True), one after another from the shared prefix (False), or "auto": batch
     on CUDA, where a row more is nearly free, and not on the CPU, where a 2-row batch
@@ -240,6 +243,7 @@ class DrivingAgent:
         batch_tasks: bool | str = "auto",
         task_max_new_tokens: Mapping[str, int] | None = None,
         task_thresholds: Mapping[str, float] | None = None,
+        end_in_order_tasks: Sequence[str] = (),
         reject_backwards: bool = False,
         planning_priority: bool = True,
     ) -> None:
@@ -279,6 +283,9 @@ class DrivingAgent:
         if bad:
             raise ValueError(f"task_thresholds must map tasks of {TASKS} to numbers in [0, 1], got {bad}")
         self.task_thresholds = {t: float(v) for t, v in thresholds.items()}
+        if isinstance(end_in_order_tasks, str) or any(t not in TASKS for t in end_in_order_tasks):
+            raise ValueError(f"end_in_order_tasks must be a list of tasks of {TASKS}, got {end_in_order_tasks!r}")
+        self.end_in_order_tasks = frozenset(end_in_order_tasks)
         self.reject_backwards = bool(reject_backwards)
         self.planning_priority = bool(planning_priority)
         self._planning_idle = threading.Event()  # cleared while a plan decodes (the planning lane's lock is held)
@@ -349,11 +356,11 @@ class DrivingAgent:
         groups = [[t] for t in tasks if t == "planning"] if planning_first else []
         rest = [t for t in tasks if not (planning_first and t == "planning")]
         if rest:
-            if ctx.prefix is not None and self.batch_tasks:  # rows of one batch share a threshold
-                by_threshold: dict[float, list[str]] = {}
+            if ctx.prefix is not None and self.batch_tasks:  # rows of one batch share a threshold and end rule
+                by_rule: dict[tuple[float, bool], list[str]] = {}
                 for t in rest:
-                    by_threshold.setdefault(self.threshold_of(t), []).append(t)
-                groups += list(by_threshold.values())
+                    by_rule.setdefault((self.threshold_of(t), self.end_in_order_of(t)), []).append(t)
+                groups += list(by_rule.values())
             else:
                 groups += [[t] for t in rest]
         results: dict[str, TaskOutput] = {}
@@ -470,13 +477,23 @@ class DrivingAgent:
         """The confidence threshold ``task`` decodes at: its own (``task_thresholds``) or ``config``'s."""
         return self.task_thresholds.get(task, self.config.confidence_threshold)
 
+    def end_in_order_of(self, task: str) -> bool:
+        """Whether ``task`` decodes with ``DecodeConfig.end_in_order`` (``end_in_order_tasks`` or ``config``'s)."""
+        return self.config.end_in_order or task in self.end_in_order_tasks
+
     def config_for(self, tasks: Sequence[str]) -> DecodeConfig:
-        """The decode config of a group of tasks: ``config`` with the group's largest answer budget and its threshold."""
+        """The decode config of a group of tasks: ``config`` with the group's largest answer budget, its threshold
+        and its end rule."""
         budget = max(self.task_max_new_tokens.get(t, self.config.max_new_tokens) for t in tasks)
         thresholds = {self.threshold_of(t) for t in tasks}
         if len(thresholds) > 1:
             raise ValueError(f"tasks {list(tasks)} decode at different thresholds {sorted(thresholds)}: not one batch")
+        ends = {self.end_in_order_of(t) for t in tasks}
+        if len(ends) > 1:
+            raise ValueError(f"tasks {list(tasks)} decode with different end-token rules: not one batch")
         changes = {}
+        if (end := ends.pop()) != self.config.end_in_order:
+            changes["end_in_order"] = end
         if budget != self.config.max_new_tokens:
             changes["max_new_tokens"] = budget
         if (threshold := thresholds.pop()) != self.config.confidence_threshold:

@@ -57,3 +57,21 @@ def test_each_task_decodes_at_its_own_threshold(vla):
 def test_bad_thresholds_are_refused(vla, bad):
     with pytest.raises(ValueError, match="task_thresholds"):
         DrivingAgent(vla, DecodeConfig(block_size=8), task_thresholds=bad)
+
+
+def test_end_in_order_for_some_tasks(vla):
+    config = DecodeConfig(block_size=8, confidence_threshold=0.9, max_new_tokens=16)
+    agent = DrivingAgent(vla, config, tasks=("planning", "perception", "understanding"),
+                         end_in_order_tasks=["understanding"], batch_tasks=True)
+    assert agent.config_for(["understanding"]).end_in_order and agent.config_for(["planning"]) is config
+    assert [agent.end_in_order_of(t) for t in ("planning", "perception", "understanding")] == [False, False, True]
+    with pytest.raises(ValueError, match="end-token rules"):
+        agent.config_for(["perception", "understanding"])
+    images = {"CAM_F0": (np.random.default_rng(0).random((48, 96, 3)) * 255).astype(np.uint8)}
+    outputs = agent.run(agent.prepare(images, EgoMotion(), "left"))  # not one batch: two groups of one
+    assert set(outputs) == {"planning", "perception", "understanding"}
+    everywhere = DrivingAgent(vla, DecodeConfig(block_size=8, end_in_order=True), tasks=("planning",))
+    assert everywhere.end_in_order_of("planning")
+    for bad in (["steering"], "understanding"):
+        with pytest.raises(ValueError, match="end_in_order_tasks"):
+            DrivingAgent(vla, config, end_in_order_tasks=bad)

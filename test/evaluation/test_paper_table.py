@@ -418,6 +418,20 @@ def test_a_row_threshold_must_be_a_number_in_the_unit_interval(tmp_path):
             pt.load_registry(tmp_path / "rows.yaml")
 
 
+def test_a_row_end_in_order_is_a_flag_or_tasks(tmp_path):
+    rows = registry()
+    for value, tasks in ((True, ("planning", "perception", "understanding")), (["understanding"], ("understanding",)),
+                         (False, ())):
+        rows["rows"][1]["end_in_order"] = value
+        (tmp_path / "rows.yaml").write_text(json.dumps(rows))
+        assert pt.end_in_order_tasks(pt.load_registry(tmp_path / "rows.yaml")["rows"][1]) == tasks
+    for bad in ("yes", ["steering"], 1):
+        rows["rows"][1]["end_in_order"] = bad
+        (tmp_path / "rows.yaml").write_text(json.dumps(rows))
+        with pytest.raises(ValueError, match="end_in_order"):
+            pt.load_registry(tmp_path / "rows.yaml")
+
+
 def test_held_out_rows_see_the_cameras_asked_for(tmp_path):
     """`paper_table score --cameras`: every held-out sample carries the images of those cameras (an 8-camera split)."""
     from wamdiff2_ros.data.synth import synthesize

@@ -60,6 +60,32 @@ def test_task_thresholds_are_written_read_and_checked(tmp_path):
         write_own_threshold(ckpt, 1.2)
 
 
+def test_end_in_order_tasks_are_written_read_and_checked(tmp_path):
+    from wamdiff2_ros.model.checkpoints import own_end_in_order_tasks, write_own_threshold
+
+    ckpt = _checkpoint(tmp_path)
+    assert own_end_in_order_tasks(ckpt) == () and own_end_in_order_tasks(None) == ()
+    write_own_threshold(ckpt, 0.3, {"understanding": 0.7}, ["understanding"])
+    assert own_end_in_order_tasks(ckpt) == ("understanding",) and own_threshold(ckpt) == 0.3
+    write_own_threshold(ckpt, 0.3)  # none named: the list goes
+    assert own_end_in_order_tasks(ckpt) == ()
+    (ckpt / "generation_config.json").write_text(json.dumps({"end_in_order_tasks": "understanding"}))
+    with pytest.raises(ValueError, match="end_in_order_tasks"):
+        own_end_in_order_tasks(ckpt)
+
+
+def test_drive_node_end_in_order_tasks_parameter():
+    pytest.importorskip("rclpy")
+    from wamdiff2_ros.ros.drive_node import end_in_order_error, end_in_order_tasks
+
+    own = ("understanding",)
+    assert end_in_order_tasks("auto", own) == own and end_in_order_tasks("none", own) == ()
+    assert end_in_order_tasks("perception, understanding", ()) == ("perception", "understanding")
+    assert end_in_order_error("auto") is None and end_in_order_error("planning,understanding") is None
+    assert "unknown tasks ['steering']" in end_in_order_error("steering")
+    assert end_in_order_error(3) == "must be a string"
+
+
 def test_drive_node_scene_thresholds_prefer_the_parameter_then_the_checkpoint():
     pytest.importorskip("rclpy")
     from wamdiff2_ros.ros.drive_node import scene_thresholds

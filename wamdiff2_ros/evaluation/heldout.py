@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -158,10 +158,13 @@ def gt_boxes(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _config(block_size: int, threshold: float | Mapping[str, float], max_new_tokens: int, task: str = "planning",
-            end_in_order: bool = False) -> Any:
-    """The decode config of ``task``; ``threshold`` may map tasks to their own (tasks not named get 0.9)."""
+            end_in_order: bool | Collection[str] = False) -> Any:
+    """The decode config of ``task``; ``threshold`` may map tasks to their own (tasks not named get 0.9),
+    ``end_in_order`` may name the tasks it is on for."""
     if isinstance(threshold, Mapping):
         threshold = threshold.get(task, 0.9)
+    if not isinstance(end_in_order, bool):
+        end_in_order = task in end_in_order
     return DecodeConfig(
         block_size=block_size,
         confidence_threshold=threshold,
@@ -227,12 +230,12 @@ def score(
     threshold: float | Mapping[str, float] = 0.9,
     max_new_tokens: int = 192,
     progress: bool = True,
-    end_in_order: bool = False,
+    end_in_order: bool | Collection[str] = False,
 ) -> dict[str, Any]:
     """Decode every row at ``block_size`` (fast engine, greedy) and return the per-sample records.
 
     ``threshold``: one for every task, or ``{task: threshold}`` (a checkpoint with per-task defaults);
-    ``end_in_order``: ``DecodeConfig.end_in_order`` (recorded when on).
+    ``end_in_order``: ``DecodeConfig.end_in_order``, for every task or the tasks named (recorded when on).
     """
 
     configs = {task: _config(block_size, threshold, max_new_tokens, task, end_in_order) for task in TASKS}
@@ -246,7 +249,8 @@ def score(
     return {
         "block_size": block_size,
         "threshold": dict(threshold) if isinstance(threshold, Mapping) else threshold,
-        **({"end_in_order": True} if end_in_order else {}),
+        **({"end_in_order": end_in_order if isinstance(end_in_order, bool) else sorted(end_in_order)}
+           if end_in_order else {}),
         "max_new_tokens": max_new_tokens,
         "samples": dict(Counter(r["task"] for r in records)),
         "records": records,
@@ -271,7 +275,7 @@ def time_mixed(
     *,
     threshold: float | Mapping[str, float] = 0.9,
     max_new_tokens: int = 192,
-    end_in_order: bool = False,
+    end_in_order: bool | Collection[str] = False,
 ) -> dict[str, Any]:
     """Decode tokens/s and tokens per forward of the three-task workload on ``n_scenes`` scenes (spread evenly).
 

@@ -72,8 +72,9 @@ def load_registry(path: str | Path = REGISTRY) -> dict[str, Any]:
             if threshold is not None and (not is_threshold(threshold) or (task and task not in TASKS)):
                 raise ValueError(f"{path}: row {row['key']!r} has threshold {threshold!r}"
                                  + (f" for task {task!r}" if task else "") + " (a number in [0, 1] for a task)")
-        if not isinstance(row.get("end_in_order", False), bool):
-            raise ValueError(f"{path}: row {row['key']!r} has end_in_order {row['end_in_order']!r} (true or false)")
+        ends = row.get("end_in_order", False)
+        if not (isinstance(ends, bool) or (isinstance(ends, list) and all(t in TASKS for t in ends))):
+            raise ValueError(f"{path}: row {row['key']!r} has end_in_order {ends!r} (true, false or a list of tasks)")
         keys.add(row["key"])
     shipped = data.get("shipped") or []
     for i, ship in enumerate(shipped):
@@ -769,7 +770,7 @@ def _score_command(args: argparse.Namespace) -> int:
             threshold=threshold,
             max_new_tokens=args.max_new_tokens,
             progress=not args.quiet,
-            end_in_order=bool(row.get("end_in_order", False)),
+            end_in_order=end_in_order_tasks(row),
         )
         entry = {"run": row["run"], "checkpoint": str(path), "limit": args.limit, **scored}  # scored names its threshold
         if args.mixed_scenes:
@@ -780,7 +781,7 @@ def _score_command(args: argparse.Namespace) -> int:
                 args.mixed_scenes,
                 threshold=threshold,
                 max_new_tokens=args.max_new_tokens,
-                end_in_order=bool(row.get("end_in_order", False)),
+                end_in_order=end_in_order_tasks(row),
             )
         entry["aggregate"] = aggregate(entry["records"], read_store(store).get("_train_baselines"))
 
@@ -797,6 +798,12 @@ def _score_command(args: argparse.Namespace) -> int:
             f"{_num(entry['aggregate']['speed']['planning']['tokens_per_second'], 1)} planning tokens/s"
         )
     return 0
+
+
+def end_in_order_tasks(row: dict[str, Any]) -> tuple[str, ...]:
+    """The tasks a row decodes with ``DecodeConfig.end_in_order``: ``end_in_order`` true (all) or a list of tasks."""
+    ends = row.get("end_in_order", False)
+    return tuple(TASKS) if ends is True else tuple(ends or ())
 
 
 def _report_command(args: argparse.Namespace) -> int:

@@ -91,9 +91,27 @@ def own_task_thresholds(directory: str | os.PathLike | None) -> dict[str, float]
     return {str(task): _checked(value, f"{path}: {TASK_THRESHOLDS_KEY}[{task!r}]") for task, value in table.items()}
 
 
+END_IN_ORDER_KEY = "end_in_order_tasks"  # in generation_config.json: tasks decoded with DecodeConfig.end_in_order
+
+
+def own_end_in_order_tasks(directory: str | os.PathLike | None) -> tuple[str, ...]:
+    """The tasks a checkpoint decodes with end tokens in order (``generation_config.json``; none by default)."""
+    import json
+
+    path = Path(directory) / "generation_config.json" if directory is not None else None
+    if path is None or not path.is_file():
+        return ()
+    tasks = json.loads(path.read_text()).get(END_IN_ORDER_KEY) or []
+    if not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks):
+        raise ValueError(f"{path}: {END_IN_ORDER_KEY} must be a list of task names, got {tasks!r}")
+    return tuple(tasks)
+
+
 def write_own_threshold(directory: str | os.PathLike, threshold: float,
-                        task_thresholds: dict[str, float] | None = None) -> None:
-    """Record ``threshold`` (and single tasks' own) as the checkpoint's decode defaults in ``generation_config.json``."""
+                        task_thresholds: dict[str, float] | None = None,
+                        end_in_order_tasks: list[str] | tuple[str, ...] | None = None) -> None:
+    """Record ``threshold`` (and single tasks' own, and the tasks decoded with end tokens in order) as the
+    checkpoint's decode defaults in ``generation_config.json``."""
     import json
 
     path = Path(directory) / "generation_config.json"
@@ -103,4 +121,8 @@ def write_own_threshold(directory: str | os.PathLike, threshold: float,
         data[TASK_THRESHOLDS_KEY] = {t: _checked(v, f"task threshold {t!r}") for t, v in task_thresholds.items()}
     else:
         data.pop(TASK_THRESHOLDS_KEY, None)
+    if end_in_order_tasks:
+        data[END_IN_ORDER_KEY] = list(end_in_order_tasks)
+    else:
+        data.pop(END_IN_ORDER_KEY, None)
     path.write_text(json.dumps(data, indent=2) + "\n")

@@ -36,7 +36,12 @@ from typing import Any
 
 from wamdiff2_ros.agent import DEFAULT_QUESTION, TASKS, DrivingAgent, EgoMotion
 from wamdiff2_ros.decoding.config import DTYPES, ENGINES, DecodeConfig
-from wamdiff2_ros.model.checkpoints import DEFAULT_STUDENT, decode_threshold, own_task_thresholds
+from wamdiff2_ros.model.checkpoints import (
+    DEFAULT_STUDENT,
+    decode_threshold,
+    own_end_in_order_tasks,
+    own_task_thresholds,
+)
 from wamdiff2_ros.model.prompts import CAMERAS, DRIVING_COMMANDS
 from wamdiff2_ros.ros import conversions as conv
 from wamdiff2_ros.ros.checkpoint_paths import find_checkpoint
@@ -79,6 +84,9 @@ PARAMS = [
          "confidence_threshold's", in_range(-1.0, 1.0)),
     spec("understanding_confidence_threshold", -1.0, "commit threshold of the rationale (free text suffers most from "
          "low thresholds); -1 as perception_confidence_threshold", in_range(-1.0, 1.0)),
+    spec("end_in_order_tasks", "auto", "tasks whose end token waits for every earlier position of its block (a short "
+         "answer is not cut): 'auto' = the checkpoint's own (generation_config.json end_in_order_tasks), 'none', "
+         "or a comma list of tasks", (lambda v: end_in_order_error(v), "auto, none or a comma list of tasks")),
     spec("perception_max_new_tokens", 0, "answer budget of perception (many boxes); 0 = max_new_tokens",
          in_range(0, 4096)),
     spec("understanding_max_new_tokens", 0, "answer budget of the rationale; 0 = max_new_tokens", in_range(0, 4096)),
@@ -130,6 +138,24 @@ def _cross_check(values: dict[str, Any]) -> str | None:
     if not (device == "cpu" or device.startswith("cuda")):
         return f"parameter 'device' = {device!r} refused: must be cpu or cuda[:N]"
     return None
+
+
+def end_in_order_error(value: Any) -> str | None:
+    """Why ``end_in_order_tasks`` is refused, or None."""
+    if not isinstance(value, str):
+        return "must be a string"
+    if value in ("auto", "none"):
+        return None
+    names = [t.strip() for t in value.split(",")]
+    bad = [t for t in names if t not in TASKS]
+    return f"unknown tasks {bad}; give 'auto', 'none' or a comma list of {list(TASKS)}" if bad else None
+
+
+def end_in_order_tasks(value: str, own: tuple[str, ...]) -> tuple[str, ...]:
+    """The tasks decoded with end tokens in order: the parameter, or the checkpoint's own for 'auto'."""
+    if value == "auto":
+        return tuple(own)
+    return () if value == "none" else tuple(t.strip() for t in value.split(","))
 
 
 def scene_thresholds(params: dict[str, Any], own: dict[str, float]) -> dict[str, float]:
@@ -237,6 +263,7 @@ class DriveNode:
         try:
             threshold = decode_threshold(float(self.p["confidence_threshold"]), getattr(vla, "path", None))
             own = own_task_thresholds(getattr(vla, "path", None)) if self.p["confidence_threshold"] < 0 else {}
+            ends = end_in_order_tasks(self.p["end_in_order_tasks"], own_end_in_order_tasks(getattr(vla, "path", None)))
         except ValueError as exc:
             raise ParameterError(f"model_path: {exc}") from None
         task_thresholds = scene_thresholds(self.p, own)
@@ -250,7 +277,8 @@ class DriveNode:
         )
         self.log.info(f"decode confidence threshold {threshold:g}"
                       + (" (the checkpoint's own)" if self.p["confidence_threshold"] < 0 else "")
-                      + "".join(f", {task} {value:g}" for task, value in task_thresholds.items()))
+                      + "".join(f", {task} {value:g}" for task, value in task_thresholds.items())
+                      + (f"; end tokens in order: {', '.join(ends)}" if ends else ""))
         self.agent = DrivingAgent(
             vla,
             config,
@@ -262,6 +290,7 @@ class DriveNode:
             task_max_new_tokens={t: int(self.p[f"{t}_max_new_tokens"]) for t in ("perception", "understanding")
                                  if self.p[f"{t}_max_new_tokens"]},
             task_thresholds=task_thresholds,
+            end_in_order_tasks=[t for t in ends if t in self.p["tasks"]],
             reject_backwards=bool(self.p["reject_backwards_plans"]),
         )
         self.block_size = config.block_size
@@ -605,6 +634,7 @@ class DriveNode:
             values["confidence_threshold"] = f"{self.agent.config.confidence_threshold:g}"
             for task in self.agent.tasks:
                 values[f"confidence_threshold/{task}"] = f"{self.agent.threshold_of(task):g}"
+            values["end_in_order_tasks"] = ",".join(t for t in self.agent.tasks if self.agent.end_in_order_of(t)) or "none"
             values["clock"] = "sim" if self.node.get_parameter("use_sim_time").value else "system"
             recent, fell = len(self.recent_fallbacks), sum(self.recent_fallbacks)
             values["fallback_share_recent"] = f"{fell / recent:.2f}" if recent else "-"
