@@ -169,6 +169,9 @@ def card(name: str, row: dict[str, Any], registry: dict[str, Any], runs: Path, s
         same = [r["key"] for r in registry["rows"] if r["run"] == row["run"] and r.get("threshold") is None]
         own = "".join(f"; {task} {value:g} (`task_confidence_thresholds`)"
                       for task, value in (row.get("task_thresholds") or {}).items())
+        ends = row.get("end_in_order") or []
+        ends = ["every task"] if ends is True else ends
+        own += f"; end tokens in order for {', '.join(ends)} (`end_in_order_tasks`)" if ends else ""
         lines += [f"Decoding default: confidence threshold {row['threshold']:g}{own}, written into"
                   " `generation_config.json` (`confidence_threshold`, used by drive_node and `wamdiff2 eval closed-loop`"
                   " unless they are given one), chosen on validation data by the decode threshold rules in"

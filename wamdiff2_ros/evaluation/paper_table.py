@@ -494,7 +494,9 @@ def markdown(
         f"Split `{info.get('path', '?')}` (sample seed {info.get('seed', '?')}), {samples}; fast engine,"
         f" greedy, confidence threshold {_num(info.get('threshold'), 2)}"
         + "".join(f" (`{r['key']}`: {r['threshold']:g}"
-                  + "".join(f", {t} {v:g}" for t, v in (r.get("task_thresholds") or {}).items()) + ")"
+                  + "".join(f", {t} {v:g}" for t, v in (r.get("task_thresholds") or {}).items())
+                  + (f"; end tokens in order for {', '.join(end_in_order_tasks(r))}" if end_in_order_tasks(r) else "")
+                  + ")"
                   for r in registry["rows"] if r.get("threshold") is not None)
         + f", at most {info.get('max_new_tokens', '?')} new tokens."
         " Planning L2 is the average of the 1, 2, 3, 4 s waypoint errors (m): `all` on every sample, a plan that does"
