@@ -2,7 +2,8 @@
 # The paper's recipe on synthetic data, as the reference trains it (issue 18):
 #   data          synthetic splits from disjoint world seeds: train (seed 1), validation (seed 2; the larger synth-val-l,
 #                 seed 5, synth-val-l2, seed 6, for shipping rule v3, synth-val-l3, seed 7, for the scene-task
-#                 thresholds, and synth-val-l4, seed 8, for the rationale's end-token order), test (seed 4)
+#                 thresholds, synth-val-l4, seed 8, for the rationale's end-token order, synth-val-l5, seed 9, for
+#                 the rationale's threshold with it), test (seed 4)
 #   ar            stage 0: the tiny autoregressive generalist (B=1), reference prompt format
 #   stage1        stage I: progressive block-wise adaptation B = 1 -> 4 -> 8 -> 16 -> 32, each from the last
 #   stage2        stage II: on-policy block-wise distillation, the B=16 model teaches the B=32 student (JSD only)
@@ -64,9 +65,10 @@ cameras = tuple(CAMERAS) if sys.argv[3] == "all" else tuple(c for c in sys.argv[
 # larger validation split that shipping choices are made on from the fixed1 lineage on: the 4-log synth-val ranked
 # two students the other way from the 8-log test split (docs/RESULTS.md).
 # synth-val-l2 (seed 6) is new validation data for shipping rule v3 (docs/runs/paper.yaml); synth-val-l3 (seed 7) for
-# the scene-task thresholds; synth-val-l4 (seed 8) for the rationale's end-token order.
+# the scene-task thresholds; synth-val-l4 (seed 8) for the rationale's end-token order; synth-val-l5 (seed 9) for
+# the rationale's threshold with its end tokens in order.
 splits = (("synth-train", 24, 60, 1), ("synth-val", 4, 40, 2), ("synth-test", 8, 40, 4), ("synth-val-l", 12, 40, 5),
-          ("synth-val-l2", 12, 40, 6), ("synth-val-l3", 12, 40, 7), ("synth-val-l4", 12, 40, 8))
+          ("synth-val-l2", 12, 40, 6), ("synth-val-l3", 12, 40, 7), ("synth-val-l4", 12, 40, 8), ("synth-val-l5", 12, 40, 9))
 if smoke:
     splits = tuple((name, 1, 14, seed) for name, _, _, seed in splits)
 for split, logs, frames, seed in splits:
