@@ -388,6 +388,8 @@ def test_score_end_to_end_records_and_report(tiny_runs, capsys):
     assert report[0].read_bytes() == report[1].read_bytes()
     assert "| B=32 student | 4 |" in report[0].read_text()
     assert "(`student-t0`: 0, understanding 1)" in report[0].read_text()
+    qa_target = next(line for line in report[0].read_text().splitlines() if "QA above the majority answer" in line)
+    assert "paired difference" in qa_target and "n=2)" in qa_target  # with its interval over the student's answers
 
 
 def test_figure_from_the_store(tmp_path):

@@ -252,6 +252,18 @@ def _perception(records: Sequence[dict[str, Any]], prior: dict[str, Any] | None)
     }
 
 
+def majority_hits(qa: Sequence[dict[str, Any]], base: dict[str, Any], own: dict[str, Any]) -> list[float]:
+    """Per QA record, 1.0 where the majority answer of its question type (``base``'s, else ``own``'s) is right."""
+    majority = majority_answers(base["qa_answers"])
+    own_majority = majority_answers(own["qa_answers"])
+    hits = []
+    for r in qa:
+        qtype = r.get("question_type", "")
+        guess = majority.get(qtype, own_majority.get(qtype, ""))
+        hits.append(float(guess.strip().lower() == r["answer"].strip().lower()))
+    return hits
+
+
 def aggregate(records: Sequence[dict[str, Any]], baselines: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every number of a row from its records; ``baselines`` (train split's) default to the scored split's."""
     own = split_baselines(records)
@@ -261,13 +273,7 @@ def aggregate(records: Sequence[dict[str, Any]], baselines: dict[str, Any] | Non
     perc = [r for r in records if r["task"] == "perception"]
     parsed = [r for r in plan if r["parsed"]]
     fallback_l2 = [l2_metrics(np.asarray(r["fallback"]), np.asarray(r["gt"]))["l2_avg"] for r in plan]
-    majority = majority_answers(base["qa_answers"])
-    own_majority = majority_answers(own["qa_answers"])
-    majority_correct = []
-    for r in qa:
-        qtype = r.get("question_type", "")
-        guess = majority.get(qtype, own_majority.get(qtype, ""))
-        majority_correct.append(float(guess.strip().lower() == r["answer"].strip().lower()))
+    majority_correct = majority_hits(qa, base, own)
     out = {
         "samples": dict(sorted(Counter(r["task"] for r in records).items())),
         "baseline_source": base["source"],
@@ -372,6 +378,8 @@ def targets(
     registry: dict[str, Any],
     aggregates: dict[str, dict[str, Any]],
     comparison: dict[str, Any] | None,
+    baselines: dict[str, Any] | None = None,
+    bootstrap: int = 10000,
 ) -> list[tuple[str, bool | None, str]]:
     """``(target, met or None when a row is missing, the numbers)`` of the student against the baseline."""
     student_row, base_row = student_and_baseline(registry)
@@ -416,8 +424,16 @@ def targets(
         )
     )
     acc, maj = s["understanding"]["accuracy"], s["understanding"]["majority_accuracy"]
+    interval = ""
+    qa = [r for r in _records(split, student_row["key"]) or [] if r["task"] == "understanding"]
+    if qa:
+        own = split_baselines(_records(split, student_row["key"]))
+        hits = majority_hits(qa, baselines or own, own)
+        d = paired_bootstrap([float(r["correct"]) - h for r, h in zip(qa, hits, strict=True)], n=bootstrap)
+        interval = f"; paired difference {d['mean']:+.3f}, 95% CI [{d['low']:+.3f}, {d['high']:+.3f}], n={d['n']}"
     out.append(
-        ("QA above the majority answer", None if acc is None else acc > maj, f"{_num(acc)} vs majority {_num(maj)}")
+        ("QA above the majority answer", None if acc is None else acc > maj,
+         f"{_num(acc)} vs majority {_num(maj)}{interval}")
     )
     p = s["perception"]
     if p.get("n"):
@@ -586,7 +602,8 @@ def markdown(
                   " the agent drives the constant-velocity fallback instead):", ""]
         lines += [f"- `{text}`: {error}" for text, error in refused]
     lines += ["", "### Targets (shipped student vs the equal-compute AR baseline)", ""]
-    for name, ok, numbers in [compute_parity(registry, computes), *targets(split, registry, aggregates, comparison)]:
+    judged = targets(split, registry, aggregates, comparison, baselines, bootstrap)
+    for name, ok, numbers in [compute_parity(registry, computes), *judged]:
         lines.append(f"- {name}: **{_mark(ok)}** ({numbers})")
     lines.append("")
     return "\n".join(lines)
