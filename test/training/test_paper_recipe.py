@@ -60,7 +60,8 @@ def test_recipe_phases():
     found = re.search(r"^splits = (\(.*?\)\))$", text, re.MULTILINE | re.DOTALL)
     splits = ast.literal_eval(found.group(1))
     names = [name for name, _, _, _ in splits]
-    assert names == ["synth-train", "synth-val", "synth-test", "synth-val-l", "synth-val-l2", "synth-val-l3"]
+    assert names == ["synth-train", "synth-val", "synth-test", "synth-val-l", "synth-val-l2", "synth-val-l3", "synth-val-l4",
+                     "synth-val-l5"]
     assert len({seed for *_, seed in splits}) == len(splits)  # disjoint world seeds: no world is in two splits
     bad = subprocess.run(["bash", str(RECIPE), "nonsense"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown phase" in bad.stderr
