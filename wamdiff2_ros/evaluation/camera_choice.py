@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from wamdiff2_ros.evaluation.paper_table import read_store
-from wamdiff2_ros.evaluation.student_choice import L2_RATIO, PARSE_MARGIN, closed_loop_by_policy, student_row
+from wamdiff2_ros.evaluation.student_choice import (
+    L2_RATIO,
+    PARSE_MARGIN,
+    closed_loop_by_policy,
+    fmt_num,
+    row_policy_pairs,
+    student_row,
+)
 
 DS_MARGIN = -0.02
 EXTRA_COLLISIONS = 1
@@ -58,10 +65,6 @@ def decide(candidate: dict[str, Any], shipped: dict[str, Any], front_l2: float |
     return {"checks": checks, "eight_l2_ratio": eight_ratio, "replace": all(checks.values())}
 
 
-def _num(value: Any, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
-
-
 def markdown(candidate: dict[str, Any], shipped: dict[str, Any], front_l2: float | None, eight: dict[str, Any],
              decision: dict[str, Any]) -> str:
     c, d = decision["checks"], candidate["ds_diff_vs_shipped"]
@@ -69,30 +72,23 @@ def markdown(candidate: dict[str, Any], shipped: dict[str, Any], front_l2: float
     lines = [
         "| check | candidate | shipped | limit | verdict |",
         "|---|---|---|---|---|",
-        f"| (a) front plans parsed | {_num(candidate['parse_rate'], 2)} | {_num(shipped['parse_rate'], 2)} "
+        f"| (a) front plans parsed | {fmt_num(candidate['parse_rate'], 2)} | {fmt_num(shipped['parse_rate'], 2)} "
         f"| >= shipped - {PARSE_MARGIN} | {mark[c['a_parse']]} |",
-        f"| (a) front matched L2 (n={candidate['matched_n']}) | {_num(candidate['matched_l2'])} "
-        f"| {_num(candidate['matched_l2_shipped'])} | ratio {_num(candidate['matched_l2_ratio'])} <= {L2_RATIO} "
+        f"| (a) front matched L2 (n={candidate['matched_n']}) | {fmt_num(candidate['matched_l2'])} "
+        f"| {fmt_num(candidate['matched_l2_shipped'])} | ratio {fmt_num(candidate['matched_l2_ratio'])} <= {L2_RATIO} "
         f"| {mark[c['a_l2']]} |",
-        f"| (b) closed-loop DS ({candidate['routes']} routes) | {_num(candidate['driving_score'])} "
-        f"| {_num(shipped['driving_score'])} | paired {_num(d['mean'], 3)} [{_num(d['low'])}, {_num(d['high'])}] "
+        f"| (b) closed-loop DS ({candidate['routes']} routes) | {fmt_num(candidate['driving_score'])} "
+        f"| {fmt_num(shipped['driving_score'])} | paired {fmt_num(d['mean'], 3)} [{fmt_num(d['low'])}, {fmt_num(d['high'])}] "
         f">= {DS_MARGIN} | {mark[c['b_driving_score']]} |",
         f"| (b) at-fault collisions | {candidate['at_fault_collisions']} | {shipped['at_fault_collisions']} "
         f"| <= shipped + {EXTRA_COLLISIONS} | {mark[c['b_collisions']]} |",
-        f"| (c) 8-camera plans parsed | {_num(eight.get('parse_rate'), 2)} | – | >= {EIGHT_PARSE} "
+        f"| (c) 8-camera plans parsed | {fmt_num(eight.get('parse_rate'), 2)} | – | >= {EIGHT_PARSE} "
         f"| {mark[c['c_parse']]} |",
-        f"| (c) 8-camera L2, every sample | {_num(eight.get('l2'))} (front {_num(front_l2)}) | – "
-        f"| ratio {_num(decision['eight_l2_ratio'])} <= {EIGHT_L2_RATIO} | {mark[c['c_l2']]} |",
+        f"| (c) 8-camera L2, every sample | {fmt_num(eight.get('l2'))} (front {fmt_num(front_l2)}) | – "
+        f"| ratio {fmt_num(decision['eight_l2_ratio'])} <= {EIGHT_L2_RATIO} | {mark[c['c_l2']]} |",
     ]
     verdict = "the candidate replaces the shipped student" if decision["replace"] else "the shipped student stays"
     return "\n".join(lines) + f"\n\nDecision: {verdict}.\n"
-
-
-def _pair(spec: str, parser: argparse.ArgumentParser) -> tuple[str, str]:
-    key, sep, policy = spec.partition("=")
-    if not sep or not key or not policy:
-        parser.error(f"{spec!r}: expected ROW=POLICY")
-    return key, policy
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -109,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bootstrap", type=int, default=10000)
     parser.add_argument("--json", default=None, help="write the rows and the decision here")
     args = parser.parse_args(argv)
-    (shipped_key, shipped_policy), (key, policy) = _pair(args.shipped, parser), _pair(args.candidate, parser)
+    (shipped_key, shipped_policy), (key, policy) = row_policy_pairs(parser, [args.shipped, args.candidate])
     front = read_store(Path(args.store)).get(args.split_name) or {}
     eight_split = read_store(Path(args.eight_store)).get(args.eight_split_name) or {}
     results = [r for f in args.closed_loop for r in json.loads(Path(f).read_text())["results"]]

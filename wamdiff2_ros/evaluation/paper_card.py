@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from wamdiff2_ros.evaluation.paper_table import end_in_order_tasks
 from wamdiff2_ros.evaluation.run_records import read_json
 
 ARCHIVE = Path("docs/runs/paper")
@@ -169,8 +170,7 @@ def card(name: str, row: dict[str, Any], registry: dict[str, Any], runs: Path, s
         same = [r["key"] for r in registry["rows"] if r["run"] == row["run"] and r.get("threshold") is None]
         own = "".join(f"; {task} {value:g} (`task_confidence_thresholds`)"
                       for task, value in (row.get("task_thresholds") or {}).items())
-        ends = row.get("end_in_order") or []
-        ends = ["every task"] if ends is True else ends
+        ends = end_in_order_tasks(row)
         own += f"; end tokens in order for {', '.join(ends)} (`end_in_order_tasks`)" if ends else ""
         lines += [f"Decoding default: confidence threshold {row['threshold']:g}{own}, written into"
                   " `generation_config.json` (`confidence_threshold`, used by drive_node and `wamdiff2 eval closed-loop`"

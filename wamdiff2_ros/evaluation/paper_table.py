@@ -425,9 +425,10 @@ def targets(
     )
     acc, maj = s["understanding"]["accuracy"], s["understanding"]["majority_accuracy"]
     interval = ""
-    qa = [r for r in _records(split, student_row["key"]) or [] if r["task"] == "understanding"]
+    records = _records(split, student_row["key"]) or []
+    qa = [r for r in records if r["task"] == "understanding"]
     if qa:
-        own = split_baselines(_records(split, student_row["key"]))
+        own = split_baselines(records)
         hits = majority_hits(qa, baselines or own, own)
         d = paired_bootstrap([float(r["correct"]) - h for r, h in zip(qa, hits, strict=True)], n=bootstrap)
         interval = f"; paired difference {d['mean']:+.3f}, 95% CI [{d['low']:+.3f}, {d['high']:+.3f}], n={d['n']}"

@@ -86,8 +86,20 @@ def decide(rows: Sequence[dict[str, Any]], shipped_key: str) -> dict[str, Any]:
             "ship": chosen if replace else shipped_key, "replace": replace}
 
 
-def _num(value: Any, digits: int = 3) -> str:
+def fmt_num(value: Any, digits: int = 3) -> str:
+    """A table cell: ``value`` with ``digits`` decimals, "–" when missing."""
     return "–" if value is None else f"{value:.{digits}f}"
+
+
+def row_policy_pairs(parser: argparse.ArgumentParser, specs: Sequence[str]) -> list[tuple[str, str]]:
+    """``ROW=POLICY`` arguments as (row key, closed-loop policy) pairs; a malformed one is a parser error."""
+    pairs = []
+    for spec in specs:
+        key, sep, policy = spec.partition("=")
+        if not sep or not key or not policy:
+            parser.error(f"{spec!r}: expected ROW=POLICY")
+        pairs.append((key, policy))
+    return pairs
 
 
 def markdown(rows: Sequence[dict[str, Any]], decision: dict[str, Any], shipped_key: str) -> str:
@@ -104,9 +116,9 @@ def markdown(rows: Sequence[dict[str, Any]], decision: dict[str, Any], shipped_k
         diff = "–" if key == shipped_key else f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
         name = f"{key} (shipped)" if key == shipped_key else key
         lines.append(
-            f"| {name} | {_num(r['driving_score'])} | {diff} | {r['at_fault_collisions']} | {_num(r['parse_rate'], 2)} "
-            f"| {_num(r['matched_l2'])} / {_num(r['matched_l2_shipped'])} ({r['matched_n']}) "
-            f"| {_num(r['matched_l2_ratio'])} | parse {mark[v['parse_ok']]}, L2 {mark[v['l2_ok']]}, "
+            f"| {name} | {fmt_num(r['driving_score'])} | {diff} | {r['at_fault_collisions']} | {fmt_num(r['parse_rate'], 2)} "
+            f"| {fmt_num(r['matched_l2'])} / {fmt_num(r['matched_l2_shipped'])} ({r['matched_n']}) "
+            f"| {fmt_num(r['matched_l2_ratio'])} | parse {mark[v['parse_ok']]}, L2 {mark[v['l2_ok']]}, "
             f"collisions {mark[v['collisions_ok']]} |"
         )
     verdict = (f"`{decision['ship']}` replaces `{shipped_key}`" if decision["replace"]
@@ -125,12 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bootstrap", type=int, default=10000)
     parser.add_argument("--json", default=None, help="write the rows and the decision here")
     args = parser.parse_args(argv)
-    pairs = []
-    for spec in [args.shipped, *args.candidate]:
-        key, sep, policy = spec.partition("=")
-        if not sep or not key or not policy:
-            parser.error(f"{spec!r}: expected ROW=POLICY")
-        pairs.append((key, policy))
+    pairs = row_policy_pairs(parser, [args.shipped, *args.candidate])
     split = read_store(Path(args.store)).get(args.split_name) or {}
     closed = closed_loop_by_policy(json.loads(Path(args.closed_loop).read_text())["results"])
     missing = [k for k, _ in pairs if k not in split] + [p for _, p in pairs if p not in closed]

@@ -144,10 +144,7 @@ def end_in_order_error(value: Any) -> str | None:
     """Why ``end_in_order_tasks`` is refused, or None."""
     if not isinstance(value, str):
         return "must be a string"
-    if value in ("auto", "none"):
-        return None
-    names = [t.strip() for t in value.split(",")]
-    bad = [t for t in names if t not in TASKS]
+    bad = [t for t in end_in_order_tasks(value, ()) if t not in TASKS]
     return f"unknown tasks {bad}; give 'auto', 'none' or a comma list of {list(TASKS)}" if bad else None
 
 
