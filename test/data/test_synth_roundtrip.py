@@ -120,3 +120,23 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
     c = write(tmp_path / "c", 12)
     assert a == b
     assert a.keys() != c.keys() or any(a[k] != c[k] for k in a)
+
+
+def test_a_split_records_its_command_rule_and_the_commands_follow_it(tmp_path):
+    import pickle
+
+    from wamdiff2_ros.data.synth import data_command_horizon
+
+    def commands(folder, horizon):
+        synthesize(folder, 1, 30, seed=7, cameras=(), size=(64, 32), progress=False, command_horizon_s=horizon)
+        (log,) = sorted(folder.rglob("*.pkl"))
+        return [tuple(int(v) for v in f["driving_command"]) for f in pickle.loads(log.read_bytes())]
+
+    near, far = commands(tmp_path / "near", 0.0), commands(tmp_path / "far", 4.0)
+    assert data_command_horizon(tmp_path / "near") == 0.0 and data_command_horizon(tmp_path / "far") == 4.0
+    assert data_command_horizon(tmp_path / "nothing") == 0.0  # splits written before the file: the 20 m rule
+    assert near != far and len(near) == len(far) == 30  # same world, other commands
+    assert sum(c != (0, 1, 0, 0) for c in far) > sum(c != (0, 1, 0, 0) for c in near)  # more turns announced
+    (tmp_path / "far" / "synth_config.json").write_text('{"command_horizon_s": -2}')
+    with pytest.raises(ValueError, match="command_horizon_s"):
+        data_command_horizon(tmp_path / "far")

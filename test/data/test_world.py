@@ -263,3 +263,40 @@ def test_vectorised_lane_heading_matches_the_scalar_query():
     assert np.array_equal(np.isnan(vec), np.array([h is None for h in scalar]))
     assert np.allclose(vec[~np.isnan(vec)], [h for h in scalar if h is not None])
     assert np.isfinite(vec).sum() > 10
+
+
+def _commands_and_turns(horizons: tuple[float, ...]) -> list[tuple[dict[float, str], float]]:
+    """A free world whose route turns left (seed 1007) driven by the autopilot: per 0.5 s frame, the command
+    under each rule and how far (m, left positive) the ego is off its current heading line 4 s later."""
+    world = World(1007, WorldConfig(route_length=450.0))
+    frames = []
+    for i in range(60):
+        if i:
+            world.step(0.5)
+        e = world.ego_state()
+        frames.append((e.x, e.y, e.yaw, {h: world.route_command(horizon_s=h) for h in horizons}))
+    out = []
+    for (x, y, yaw, commands), (fx, fy, _, _) in zip(frames, frames[8:], strict=False):
+        out.append((commands, -math.sin(yaw) * (fx - x) + math.cos(yaw) * (fy - y)))
+    return out
+
+
+def test_route_command_horizon_announces_every_turn_the_plan_makes():
+    frames = _commands_and_turns((0.0, 4.0))
+    turning = [c for c, lateral in frames if lateral > 3.0]
+    assert len(turning) >= 4, "the route must turn left within the frames looked at"
+    # the plan's 4 s reach the turn: the horizon rule says left every time ...
+    assert all(c[4.0] == "left" for c in turning)
+    # ... where the 20 m rule (every split before 2026-12-05) still says straight on some of them
+    assert any(c[0.0] == "straight" for c in turning)
+    # and it still says straight where the route is straight well beyond the plan's reach
+    assert sum(c[4.0] == "straight" for c, lateral in frames if abs(lateral) < 0.5) >= 5
+
+
+def test_route_command_default_is_the_config_rule_and_bad_horizons_fail():
+    world = World(6, WorldConfig(command_horizon_s=4.0))
+    assert world.route_command() == world.route_command(horizon_s=4.0)
+    assert World(6).config.command_horizon_s == 0.0
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="command horizon"):
+            world.route_command(horizon_s=bad)

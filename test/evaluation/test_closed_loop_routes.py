@@ -75,6 +75,28 @@ def test_standstill_gets_stuck_with_low_completion():
     assert m["route_completion"] < 0.1 and m["driving_score"] < 0.1 and not m["completed"]
 
 
+class _CommandLog(ConstantVelocity):
+    """Constant velocity that records the driving command it is given under its own command rule."""
+
+    def __init__(self, horizon_s: float) -> None:
+        self.command_horizon_s, self.commands = horizon_s, []
+
+    def plan(self, obs):
+        self.commands.append(obs.command)
+        return super().plan(obs)
+
+
+def test_each_policy_gets_the_command_of_its_own_rule():
+    spec = dataclasses.replace(_kind("left_green"), timeout_s=8.0)
+    near, far = _CommandLog(0.0), _CommandLog(4.0)
+    run_route(spec, near, "near", FAST)
+    run_route(spec, far, "far", FAST)
+    assert len(near.commands) == len(far.commands) >= 10
+    # the 4 s look-ahead announces the left turn no later than the 20 m rule, and earlier on this approach
+    assert far.commands.index("left") < near.commands.index("left")
+    assert set(near.commands) | set(far.commands) <= {"straight", "left"}
+
+
 def test_collision_with_a_crossing_pedestrian_is_detected_and_attributed():
     spec = _kind("pedestrian_crossing")
     speed = 1.4
@@ -145,3 +167,5 @@ def test_cli_refuses_bad_arguments(tmp_path, capsys):
     assert main(["eval", "closed-loop", "--model", f"x={tmp_path}", "--json", str(tmp_path / "x.json")]) == 2
     assert main(["eval", "closed-loop", "--baselines", "oracle", "--json", str(tmp_path / "x.json")]) == 2
     assert main(["eval", "closed-loop", "--routes", "0", "--json", str(tmp_path / "x.json")]) == 2
+    assert main(["eval", "closed-loop", "--command-horizon", "-1", "--json", str(tmp_path / "x.json")]) == 2
+    assert "--command-horizon" in capsys.readouterr().err

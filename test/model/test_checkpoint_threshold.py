@@ -99,3 +99,19 @@ def test_drive_node_scene_thresholds_prefer_the_parameter_then_the_checkpoint():
     params["understanding_confidence_threshold"] = 0.7
     params["perception_confidence_threshold"] = 0.0  # 0 is a threshold, not "unset"
     assert scene_thresholds(params, {"understanding": 0.9}) == {"understanding": 0.7, "perception": 0.0}
+
+
+def test_command_horizon_is_written_read_and_checked(tmp_path):
+    from wamdiff2_ros.model.checkpoints import own_command_horizon, write_command_horizon, write_own_threshold
+
+    ckpt = _checkpoint(tmp_path)
+    assert own_command_horizon(ckpt) == 0.0 and own_command_horizon(None) == 0.0  # the 20 m rule by default
+    write_command_horizon(ckpt, 4.0)
+    write_own_threshold(ckpt, 0.3)  # the decode defaults leave the command rule alone
+    assert own_command_horizon(ckpt) == 4.0 and own_threshold(ckpt) == 0.3
+    write_command_horizon(ckpt, 0.0)
+    assert "command_horizon_s" not in json.loads((ckpt / "generation_config.json").read_text())
+    for bad in (-1.0, "4", True, float("inf")):
+        (ckpt / "generation_config.json").write_text(json.dumps({"command_horizon_s": bad}))
+        with pytest.raises(ValueError, match="command_horizon_s"):
+            own_command_horizon(ckpt)

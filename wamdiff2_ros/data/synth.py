@@ -19,6 +19,7 @@ deterministic from the seed.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import pickle
 from collections.abc import Sequence
@@ -39,12 +40,13 @@ from wamdiff2_ros.data.world import (
 )
 from wamdiff2_ros.geometry import quaternion_from_yaw, wrap_angle
 
-__all__ = ["SynthLog", "log_name_for", "synthesize_log", "synthesize", "frame_token"]
+__all__ = ["SynthLog", "log_name_for", "synthesize_log", "synthesize", "frame_token", "data_command_horizon"]
 
 FRAME_INTERVAL_US = 500_000
 SCENE_LENGTH_FRAMES = 40
 MAP_LOCATION = "synthetic"
 TRAFFIC_LIGHT_RANGE_M = 100.0
+SYNTH_CONFIG = "synth_config.json"  # in a split's root: how its logs were made (the driving-command rule)
 
 
 @dataclass
@@ -130,8 +132,12 @@ def _roadblock_ids(world: World) -> list[str]:
 def synthesize_log(out_dir: str | Path, seed: int, index: int, num_frames: int, cameras: Sequence[str] = ("CAM_F0",),
                    size: tuple[int, int] = (512, 256), split: str = "synthetic", jpeg_quality: int = 90,
                    config: WorldConfig | None = None, progress: object | None = None,
-                   write_images: bool = True) -> SynthLog:
-    """Drive one synthetic world for ``num_frames`` frames at 2 Hz and write its log, images and map."""
+                   write_images: bool = True, command_horizon_s: float = 0.0) -> SynthLog:
+    """Drive one synthetic world for ``num_frames`` frames at 2 Hz and write its log, images and map.
+
+    ``command_horizon_s``: the driving command's look-ahead (``WorldConfig.command_horizon_s``; 0: the
+    20 m rule of every split before 2026-12-05); ignored when ``config`` is given.
+    """
     import cv2
 
     if num_frames < 1:
@@ -147,7 +153,8 @@ def synthesize_log(out_dir: str | Path, seed: int, index: int, num_frames: int, 
     for d in (logs_dir, maps_dir):
         d.mkdir(parents=True, exist_ok=True)
     if config is None:
-        config = WorldConfig(route_length=max(300.0, num_frames * 0.5 * 13.5 + 150.0))
+        config = WorldConfig(route_length=max(300.0, num_frames * 0.5 * 13.5 + 150.0),
+                             command_horizon_s=command_horizon_s)
     world = World(_log_seed(seed, index), config)
     calibrations = {cam: camera_calibration(cam, size) for cam in CAMERA_MOUNTS}
     lidar2ego = _transform(LIDAR2EGO_ROTATION, LIDAR2EGO_TRANSLATION)
@@ -236,12 +243,15 @@ def synthesize_log(out_dir: str | Path, seed: int, index: int, num_frames: int, 
 
 def synthesize(out_dir: str | Path, num_logs: int, num_frames: int, seed: int = 0,
                cameras: Sequence[str] = ("CAM_F0",), size: tuple[int, int] = (512, 256), split: str = "synthetic",
-               progress: bool = True, jpeg_quality: int = 90) -> list[SynthLog]:
-    """Write ``num_logs`` synthetic logs of ``num_frames`` frames each under ``out_dir``."""
+               progress: bool = True, jpeg_quality: int = 90, command_horizon_s: float = 0.0) -> list[SynthLog]:
+    """Write ``num_logs`` synthetic logs of ``num_frames`` frames each under ``out_dir`` (``command_horizon_s``:
+    see :func:`synthesize_log`)."""
     if num_logs < 1:
         raise ValueError(f"num_logs must be >= 1, got {num_logs}")
     if not split or "/" in split or split in (".", ".."):
         raise ValueError(f"split must be a plain folder name, got {split!r}")
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    (Path(out_dir) / SYNTH_CONFIG).write_text(json.dumps({"command_horizon_s": float(command_horizon_s)}) + "\n")
     bar = None
     if progress:
         from tqdm import tqdm
@@ -249,9 +259,22 @@ def synthesize(out_dir: str | Path, num_logs: int, num_frames: int, seed: int = 
         bar = tqdm(total=num_logs * num_frames, desc="synth", unit="frame")
     try:
         return [
-            synthesize_log(out_dir, seed, i, num_frames, cameras, size, split, jpeg_quality, progress=bar)
+            synthesize_log(out_dir, seed, i, num_frames, cameras, size, split, jpeg_quality, progress=bar,
+                           command_horizon_s=command_horizon_s)
             for i in range(num_logs)
         ]
     finally:
         if bar is not None:
             bar.close()
+
+
+def data_command_horizon(logs_dir: str | Path) -> float:
+    """The driving-command look-ahead a synthetic split was written with (its ``synth_config.json``); 0, the
+    20 m rule, for splits written before the file existed and for other data."""
+    path = Path(logs_dir) / SYNTH_CONFIG
+    if not path.is_file():
+        return 0.0
+    value = json.loads(path.read_text()).get("command_horizon_s", 0.0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{path}: command_horizon_s = {value!r} is not a number of seconds >= 0")
+    return float(value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import sys
 import time
@@ -214,6 +215,9 @@ def closed_loop_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--block-size", type=int, default=None, help="decode block size (default: the checkpoint's)")
     parser.add_argument("--confidence-threshold", type=float, default=None,
                         help="decode threshold of every model (default: each checkpoint's own, else 0.9)")
+    parser.add_argument("--command-horizon", type=float, default=None,
+                        help="driving-command look-ahead in s fed to every model (0: the 20 m rule; default: each "
+                             "checkpoint's own, generation_config.json command_horizon_s, else 0)")  # fmt: skip
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--engine", choices=("fast", "reference"), default="fast")
     parser.add_argument("--device", default="cpu")
@@ -231,6 +235,10 @@ def closed_loop(args: argparse.Namespace) -> int:
                "cameras": tuple(c for c in args.cameras.split(",") if c)}  # fmt: skip
     if args.block_size is not None:
         options["block_size"] = args.block_size
+    if args.command_horizon is not None:
+        if not math.isfinite(args.command_horizon) or args.command_horizon < 0:
+            return _fail(f"--command-horizon must be a number of seconds >= 0, got {args.command_horizon}")
+        options["command_horizon_s"] = args.command_horizon
     try:
         routes = route_set(args.routes, args.seed, [k for k in (args.route_kinds or "").split(",") if k] or None)
         policies = policy_specs([b for b in args.baselines.split(",") if b], args.model or [], options)

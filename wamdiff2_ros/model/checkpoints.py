@@ -107,6 +107,38 @@ def own_end_in_order_tasks(directory: str | os.PathLike | None) -> tuple[str, ..
     return tuple(tasks)
 
 
+COMMAND_HORIZON_KEY = "command_horizon_s"  # in generation_config.json: the driving-command rule of its training data
+
+
+def own_command_horizon(directory: str | os.PathLike | None) -> float:
+    """The driving-command look-ahead a checkpoint was trained with (``WorldConfig.command_horizon_s``; 0, the
+    20 m rule, for a checkpoint that names none): a simulator feeding it commands must use the same rule."""
+    import json
+    import math
+
+    path = Path(directory) / "generation_config.json" if directory is not None else None
+    if path is None or not path.is_file():
+        return 0.0
+    value = json.loads(path.read_text()).get(COMMAND_HORIZON_KEY, 0.0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{path}: {COMMAND_HORIZON_KEY} = {value!r} is not a number of seconds >= 0")
+    return float(value)
+
+
+def write_command_horizon(directory: str | os.PathLike, seconds: float) -> None:
+    """Record the driving-command look-ahead of a checkpoint's training data in its ``generation_config.json``."""
+    import json
+
+    path = Path(directory) / "generation_config.json"
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    if seconds:
+        data[COMMAND_HORIZON_KEY] = float(seconds)
+    else:
+        data.pop(COMMAND_HORIZON_KEY, None)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    own_command_horizon(directory)  # validates
+
+
 def write_own_threshold(directory: str | os.PathLike, threshold: float,
                         task_thresholds: dict[str, float] | None = None,
                         end_in_order_tasks: list[str] | tuple[str, ...] | None = None) -> None:

@@ -81,6 +81,9 @@ PARAMS = [
     spec("duration_s", 0.0, "stop after this much simulated time (0 = run until stopped)", in_range(0.0, 1e6)),
     spec("route_index", -1, "closed-loop benchmark route to build (-1 = the free world of seed)", in_range(-1, 100000)),
     spec("route_seed", 0, "seed of the route set", in_range(0, 2**31 - 1)),
+    spec("command_horizon_s", 0.0, "driving-command look-ahead in s (0 = the route 20 m ahead; > 0 = the first "
+         "turn within the distance covered in this long): the rule of the driving model's training data "
+         "(its generation_config.json command_horizon_s)", in_range(0.0, 60.0)),
     spec("route_timeout_s", 0.0, "route timeout in simulated seconds (0 = the route's own)", in_range(0.0, 1e5)),
     spec("stop_at_route_end", True, "shut the node down once the route monitor ends the route"),
     spec("trajectory_topic", "wamdiff2/trajectory", "wamdiff2_ros/Trajectory: route time starts at the first; "
@@ -428,7 +431,8 @@ class SimNode:
         odom.twist.twist.linear.x = v.v
         odom.twist.twist.angular.z = v.yaw_rate
         self.odom_pub.publish(odom)
-        cmd = DrivingCommand(command=DRIVING_COMMANDS.index(self.world.route_command()))
+        command = self.world.route_command(horizon_s=self.p["command_horizon_s"])
+        cmd = DrivingCommand(command=DRIVING_COMMANDS.index(command))
         fill_stamp(cmd.header.stamp, stamp)
         self.cmd_pub.publish(cmd)
 

@@ -221,9 +221,15 @@ def save_checkpoint(vla: Any, directory: Path, state: dict[str, Any] | None = No
     return directory
 
 
-def save_final(vla: Any, output_dir: Path) -> None:
-    """The final model at the top of ``output_dir`` (model, tokenizer, processor files only)."""
+def save_final(vla: Any, output_dir: Path, logs_dir: str | Path | None = None) -> None:
+    """The final model at the top of ``output_dir`` (model, tokenizer, processor files only), with the
+    driving-command rule of its training split (``logs_dir``) in its ``generation_config.json``."""
+    from wamdiff2_ros.data.synth import data_command_horizon
+    from wamdiff2_ros.model.checkpoints import write_command_horizon
+
     vla.save(output_dir)
+    if logs_dir:
+        write_command_horizon(output_dir, data_command_horizon(logs_dir))
 
 
 def _write_csv(path: Path, rows: list[dict[str, float]]) -> None:
@@ -361,7 +367,7 @@ def train(cfg: TrainConfig, *, resume: bool = True) -> TrainResult:
     wall = previous_wall + time.perf_counter() - t0
     finished = end_step == cfg.steps
     if info.is_main and finished:
-        save_final(vla, out)
+        save_final(vla, out, cfg.data.logs_dir)
         _write_csv(out / LOG_FILE, history)
         try:
             plot_loss(history, out / "loss.png", title=f"{cfg.stage} B={cfg.block_size} ({cfg.preset if not cfg.init else Path(cfg.init).name})")

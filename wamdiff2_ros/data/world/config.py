@@ -24,4 +24,8 @@ class WorldConfig:
     ego_initial_speed: float | None = None  # m/s (None: drawn in 0.5-1.0 x the desired speed)
     ego_lane_traffic: bool = True  # spawn random vehicles ahead of / behind the ego in its lane
     respawn_interval_s: float = 0.5  # simulated seconds between traffic respawns (any step size)
+    # the driving command's look-ahead (World.route_command): 0 = where the route is 20 m ahead (every split and
+    # checkpoint before 2026-12-05); > 0 = the first turn of the route within the distance covered in this many
+    # seconds at the ego's speed (+ 5 m, at least 20 m), so the command announces every turn the plan will make
+    command_horizon_s: float = 0.0
 

@@ -340,14 +340,36 @@ class World:
                                     inter.signal_state(lane.axis, self.time_s), lane.id in route))
         return out
 
-    def route_command(self, distance: float = 20.0, lateral_offset: float = 2.0) -> str:
-        """NAVSIM's driving command: where the route is ``distance`` m ahead (left / straight / right)."""
+    def route_command(self, distance: float = 20.0, lateral_offset: float = 2.0,
+                      horizon_s: float | None = None) -> str:
+        """NAVSIM's driving command (left / straight / right; unknown at the route's end).
+
+        ``horizon_s`` (default: ``config.command_horizon_s``) 0: where the route is ``distance`` m ahead, against
+        the route's heading here. > 0: the first point of the route, 1 m apart up to ``max(distance, speed x
+        horizon_s + 5)`` m ahead, that lies ``lateral_offset`` m or more to one side of that heading: a turn the
+        plan's horizon reaches is announced even when the route 20 m ahead is still straight, or already past it.
+        """
+        horizon = self.config.command_horizon_s if horizon_s is None else float(horizon_s)
+        if not math.isfinite(horizon) or horizon < 0:
+            raise ValueError(f"command horizon must be a finite number of seconds >= 0, got {horizon_s!r}")
         path = self.ego.path.poly
         if self.ego.s >= path.length - 1.0:
             return "unknown"
         x0, y0, h0 = path.pose_at(self.ego.s)
-        x1, y1, _ = path.pose_at(self.ego.s + distance)
-        lateral = -math.sin(h0) * (x1 - x0) + math.cos(h0) * (y1 - y0)
+
+        def side(ahead: float) -> float:
+            x1, y1, _ = path.pose_at(self.ego.s + ahead)
+            return -math.sin(h0) * (x1 - x0) + math.cos(h0) * (y1 - y0)
+
+        if horizon == 0:
+            lateral = side(distance)
+        else:
+            reach = max(distance, self.ego.speed * horizon + 5.0)
+            lateral = 0.0
+            for ahead in np.arange(1.0, reach + 1e-9, 1.0):
+                lateral = side(float(ahead))
+                if abs(lateral) >= lateral_offset:
+                    break
         if lateral >= lateral_offset:
             return "left"
         if lateral <= -lateral_offset:
