@@ -50,6 +50,9 @@ class DataConfig:
     # planning samples that start from a standstill (ego stopped, the plan moves off) are ~3 % of a synthetic
     # split; repeat each this many times in total (1: as they come). Not part of the tokenised cache.
     oversample_starts: int = 1
+    # planning samples whose plan turns (the 4 s waypoint TURN_M or more to one side) are ~1/3 of a synthetic split;
+    # repeat each this many times in total (1: as they come). Not part of the tokenised cache.
+    oversample_turns: int = 1
     # planning answers as plain or fixed-width numbers (codecs.PLAN_STYLES); part of the tokenised cache's key
     plan_style: str = "plain"
     # "": every sample sees all of `cameras`; "random": each scene's samples see a random non-empty subset of them
@@ -188,7 +191,7 @@ class TokenizedDataset:
         if cache_dir:
             path = Path(cache_dir) / f"samples-{_cache_key(data, vla)}.pt"
             if path.is_file():
-                return cls(oversample_starts(torch.load(path, weights_only=True), data.oversample_starts))
+                return cls(oversample(torch.load(path, weights_only=True), data))
             if not build:
                 raise FileNotFoundError(f"no tokenised cache {path}")
         samples = build_samples(data)
@@ -202,7 +205,7 @@ class TokenizedDataset:
             tmp = path.with_suffix(f".tmp{random.getrandbits(32)}")
             torch.save(rows, tmp)
             tmp.replace(path)
-        return cls(oversample_starts(rows, data.oversample_starts))
+        return cls(oversample(rows, data))
 
 
 #: a plan "starts from a standstill" when its first waypoint (0.5 s) is within STILL_M of the ego and its
@@ -226,6 +229,32 @@ def oversample_starts(rows: list[dict[str, Any]], factor: int) -> list[dict[str,
         return rows
     starts = [r for r in rows if starts_from_standstill(r)]
     return rows + starts * (factor - 1)
+
+
+#: a plan "turns" when its last waypoint (4 s) lies at least TURN_M to one side of the ego's heading line
+TURN_M = 1.5
+
+
+def turns(row: dict[str, Any]) -> bool:
+    """True for a planning row whose ground truth turns (or changes lane) within its 4 s."""
+    if row.get("task") != "planning":
+        return False
+    return bool(abs(trajectory_of(row)[-1, 1]) >= TURN_M)
+
+
+def oversample_turns(rows: list[dict[str, Any]], factor: int) -> list[dict[str, Any]]:
+    """``rows`` with every turning planning row repeated ``factor`` times in total (after the rest)."""
+    if factor < 1:
+        raise ValueError(f"data.oversample_turns must be >= 1, got {factor}")
+    if factor == 1:
+        return rows
+    return rows + [r for r in rows if turns(r)] * (factor - 1)
+
+
+def oversample(rows: list[dict[str, Any]], data: DataConfig) -> list[dict[str, Any]]:
+    """Both oversamplings of ``data`` (starts, then turns, each counted on the rows as they come)."""
+    extra_turns = oversample_turns(rows, data.oversample_turns)[len(rows):]
+    return oversample_starts(rows, data.oversample_starts) + extra_turns
 
 
 def prompt_of(row: dict[str, Any]) -> dict[str, torch.Tensor]:

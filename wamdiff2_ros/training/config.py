@@ -114,9 +114,10 @@ class TrainConfig:
         unknown_cams = [c for c in self.data.cameras if c not in CAMERAS]
         if unknown_cams or not self.data.cameras:
             raise bad("data.cameras", f"must be a non-empty subset of {', '.join(CAMERAS)}")
-        if isinstance(self.data.oversample_starts, bool) or not isinstance(self.data.oversample_starts, int) \
-                or self.data.oversample_starts < 1:
-            raise bad("data.oversample_starts", "must be an integer >= 1 (1: off)")
+        for key in ("oversample_starts", "oversample_turns"):
+            factor = getattr(self.data, key)
+            if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+                raise bad(f"data.{key}", "must be an integer >= 1 (1: off)")
         return self
 
     @property
