@@ -44,6 +44,9 @@ def synth_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", default="512x256", help="image size WIDTHxHEIGHT (default 512x256)")
     parser.add_argument("--split", default="synthetic", help="split folder name (default synthetic)")
     parser.add_argument("--jpeg-quality", type=int, default=90)
+    parser.add_argument("--command-horizon", type=float, default=0.0,
+                        help="driving-command look-ahead in s (0: the route 20 m ahead, the default; 4: the first "
+                             "turn within the plan's 4 s; data README)")  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -59,7 +62,8 @@ def synth(args: argparse.Namespace) -> int:
         if not 1 <= args.jpeg_quality <= 100:
             raise ValueError("--jpeg-quality must be in 1..100")
         logs = synthesize(args.out, args.logs, args.frames, args.seed, cameras, size, args.split,
-                          progress=not args.no_progress, jpeg_quality=args.jpeg_quality)
+                          progress=not args.no_progress, jpeg_quality=args.jpeg_quality,
+                          command_horizon_s=args.command_horizon)
     except ValueError as exc:
         return _fail(str(exc))
     print(f"wrote {len(logs)} log(s) x {args.frames} frames, cameras {', '.join(cameras)} at {size[0]}x{size[1]}")

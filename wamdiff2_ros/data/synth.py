@@ -250,6 +250,8 @@ def synthesize(out_dir: str | Path, num_logs: int, num_frames: int, seed: int = 
         raise ValueError(f"num_logs must be >= 1, got {num_logs}")
     if not split or "/" in split or split in (".", ".."):
         raise ValueError(f"split must be a plain folder name, got {split!r}")
+    if not math.isfinite(command_horizon_s) or command_horizon_s < 0:
+        raise ValueError(f"command horizon must be a finite number of seconds >= 0, got {command_horizon_s}")
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / SYNTH_CONFIG).write_text(json.dumps({"command_horizon_s": float(command_horizon_s)}) + "\n")
     bar = None
