@@ -23,9 +23,10 @@
 #        AR_EQUAL_STEPS (see ar_equal_compute), SMOKE=1 (every stage a couple of steps on a tiny data set: checks the commands, not the models),
 #        OVERRIDES (key=value settings given to every stage, e.g. "data.plan_style=fixed": a data change of a whole lineage),
 #        DATA_CAMERAS (cameras the data phase renders: comma list or "all"; default CAM_F0),
-#        COMMAND_HORIZON (the data phase's driving-command look-ahead in s, WorldConfig.command_horizon_s; 0, the
-#        default, is the 20 m rule every lineage so far was trained with; its checkpoints then need
-#        `wamdiff2_ros.model.checkpoints.write_command_horizon` so that closed loop and sim_node feed the same rule).
+#        COMMAND_HORIZON, LAMP_VISOR (the data phase's world rules, WorldConfig.command_horizon_s and lamp_visor_deg:
+#        the driving command's look-ahead in s and the signal lamps' visor in degrees; 0 and 60, the defaults, are
+#        what every lineage so far was trained with; the split's synth_config.json carries them into each trained
+#        checkpoint's generation_config.json, and the closed loop and sim_node run a model under its own).
 #        An 8-camera lineage: DATA=runs/data8 DATA_CAMERAS=all, then OVERRIDES="data.cameras=[CAM_F0,...,CAM_B0] data.camera_subsets=keep_first"
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +57,7 @@ train() {  # train SUBCOMMAND CONFIG OUT [INIT] [TEACHER] [overrides...]
 }
 
 data() {
-  "$PY" - "$DATA" "$SMOKE" "${DATA_CAMERAS:-CAM_F0}" "${COMMAND_HORIZON:-0}" <<'PYEOF'
+  "$PY" - "$DATA" "$SMOKE" "${DATA_CAMERAS:-CAM_F0}" "${COMMAND_HORIZON:-0}" "${LAMP_VISOR:-60}" <<'PYEOF'
 import sys
 from pathlib import Path
 from wamdiff2_ros.data.synth import synthesize
@@ -80,7 +81,7 @@ for split, logs, frames, seed in splits:
         print(f"{split}: present ({last.parent})")
         continue
     synthesize(root / split, num_logs=logs, num_frames=frames, seed=seed, cameras=cameras,
-               size=(256, 128) if not smoke else (64, 32), command_horizon_s=float(sys.argv[4]))
+               size=(256, 128) if not smoke else (64, 32), command_horizon_s=float(sys.argv[4]), lamp_visor_deg=float(sys.argv[5]))
 PYEOF
 }
 

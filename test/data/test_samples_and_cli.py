@@ -138,7 +138,9 @@ def test_cli_errors_are_clear(tmp_path, capsys):
     assert main(["synth", "--out", str(tmp_path), "--cameras", "CAM_X9", "--no-progress"]) == 2
     assert "CAM_X9" in capsys.readouterr().err
     assert main(["synth", "--out", str(tmp_path), "--command-horizon", "-1", "--no-progress"]) == 2
-    assert "command horizon" in capsys.readouterr().err
+    assert "command_horizon_s" in capsys.readouterr().err
+    assert main(["synth", "--out", str(tmp_path), "--lamp-visor", "120", "--no-progress"]) == 2
+    assert "lamp_visor_deg" in capsys.readouterr().err
     assert main(["data", "inspect", "--logs", str(tmp_path / "nope")]) == 2
     assert "nope" in capsys.readouterr().err
     evil = tmp_path / "logs"

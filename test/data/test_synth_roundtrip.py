@@ -122,10 +122,10 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
     assert a.keys() != c.keys() or any(a[k] != c[k] for k in a)
 
 
-def test_a_split_records_its_command_rule_and_the_commands_follow_it(tmp_path):
+def test_a_split_records_its_world_rules_and_the_commands_follow_them(tmp_path):
     import pickle
 
-    from wamdiff2_ros.data.synth import data_command_horizon
+    from wamdiff2_ros.data.synth import data_world_rules
 
     def commands(folder, horizon):
         synthesize(folder, 1, 30, seed=7, cameras=(), size=(64, 32), progress=False, command_horizon_s=horizon)
@@ -133,10 +133,11 @@ def test_a_split_records_its_command_rule_and_the_commands_follow_it(tmp_path):
         return [tuple(int(v) for v in f["driving_command"]) for f in pickle.loads(log.read_bytes())]
 
     near, far = commands(tmp_path / "near", 0.0), commands(tmp_path / "far", 4.0)
-    assert data_command_horizon(tmp_path / "near") == 0.0 and data_command_horizon(tmp_path / "far") == 4.0
-    assert data_command_horizon(tmp_path / "nothing") == 0.0  # splits written before the file: the 20 m rule
+    assert data_world_rules(tmp_path / "near") == {"command_horizon_s": 0.0, "lamp_visor_deg": 60.0}
+    assert data_world_rules(tmp_path / "far") == {"command_horizon_s": 4.0, "lamp_visor_deg": 60.0}
+    assert data_world_rules(tmp_path / "nothing")["command_horizon_s"] == 0.0  # splits before the file: the 20 m rule
     assert near != far and len(near) == len(far) == 30  # same world, other commands
     assert sum(c != (0, 1, 0, 0) for c in far) > sum(c != (0, 1, 0, 0) for c in near)  # more turns announced
     (tmp_path / "far" / "synth_config.json").write_text('{"command_horizon_s": -2}')
     with pytest.raises(ValueError, match="command_horizon_s"):
-        data_command_horizon(tmp_path / "far")
+        data_world_rules(tmp_path / "far")

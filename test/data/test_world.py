@@ -300,3 +300,30 @@ def test_route_command_default_is_the_config_rule_and_bad_horizons_fail():
     for bad in (-1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="command horizon"):
             world.route_command(horizon_s=bad)
+
+
+def test_the_lamp_visor_hides_a_cross_street_lamp_and_keeps_the_ego_s_own():
+    """Stopped at a red light (the start-on-red route of seed 1, 20 s in, the ego's light green): at 60 degrees
+    the cross street's near head shows its red lamp at the image's right edge; at 35 it is dark. The ego's own
+    far head shows green either way."""
+    from wamdiff2_ros.evaluation.closed_loop.routes import build_route, route_set
+
+    spec = next(s for s in route_set(20, seed=1) if s.name.endswith("start_on_red"))
+
+    def frame(visor):
+        world = build_route(spec, rules={"lamp_visor_deg": visor}).world
+        for _ in range(40):
+            e = world.ego_state()
+            world.step_with_ego(e.x, e.y, e.yaw, 0.0, 0.5)
+        return world.render(("CAM_F0",), (256, 128))["CAM_F0"].astype(int)
+
+    def lit(img, color):
+        r, g, b = img[..., 0], img[..., 1], img[..., 2]
+        return (r > 180) & (g < 90) & (b < 90) if color == "red" else (g > 150) & (r < 100) & (b < 140)
+
+    wide, narrow = frame(60.0), frame(35.0)
+    edge = np.s_[:, 240:]
+    assert lit(wide[edge], "red").sum() >= 2 and lit(narrow[edge], "red").sum() == 0
+    assert lit(wide, "green").sum() >= 1 and lit(narrow, "green").sum() == lit(wide, "green").sum()
+    with pytest.raises(ValueError, match="lamp_visor_deg"):
+        World(1, WorldConfig(lamp_visor_deg=120.0))

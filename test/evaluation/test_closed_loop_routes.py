@@ -76,17 +76,17 @@ def test_standstill_gets_stuck_with_low_completion():
 
 
 class _CommandLog(ConstantVelocity):
-    """Constant velocity that records the driving command it is given under its own command rule."""
+    """Constant velocity that records the driving command it is given under its own world rules."""
 
     def __init__(self, horizon_s: float) -> None:
-        self.command_horizon_s, self.commands = horizon_s, []
+        self.world_rules, self.commands = {"command_horizon_s": horizon_s}, []
 
     def plan(self, obs):
         self.commands.append(obs.command)
         return super().plan(obs)
 
 
-def test_each_policy_gets_the_command_of_its_own_rule():
+def test_each_policy_drives_under_its_own_world_rules():
     spec = dataclasses.replace(_kind("left_green"), timeout_s=8.0)
     near, far = _CommandLog(0.0), _CommandLog(4.0)
     run_route(spec, near, "near", FAST)
@@ -169,3 +169,5 @@ def test_cli_refuses_bad_arguments(tmp_path, capsys):
     assert main(["eval", "closed-loop", "--routes", "0", "--json", str(tmp_path / "x.json")]) == 2
     assert main(["eval", "closed-loop", "--command-horizon", "-1", "--json", str(tmp_path / "x.json")]) == 2
     assert "--command-horizon" in capsys.readouterr().err
+    assert main(["eval", "closed-loop", "--lamp-visor", "0", "--json", str(tmp_path / "x.json")]) == 2
+    assert "lamp_visor_deg" in capsys.readouterr().err

@@ -101,17 +101,20 @@ def test_drive_node_scene_thresholds_prefer_the_parameter_then_the_checkpoint():
     assert scene_thresholds(params, {"understanding": 0.9}) == {"understanding": 0.7, "perception": 0.0}
 
 
-def test_command_horizon_is_written_read_and_checked(tmp_path):
-    from wamdiff2_ros.model.checkpoints import own_command_horizon, write_command_horizon, write_own_threshold
+def test_world_rules_are_written_read_and_checked(tmp_path):
+    from wamdiff2_ros.model.checkpoints import own_world_rules, write_own_threshold, write_world_rules
 
+    defaults = {"command_horizon_s": 0.0, "lamp_visor_deg": 60.0}  # the rules every split had before
     ckpt = _checkpoint(tmp_path)
-    assert own_command_horizon(ckpt) == 0.0 and own_command_horizon(None) == 0.0  # the 20 m rule by default
-    write_command_horizon(ckpt, 4.0)
-    write_own_threshold(ckpt, 0.3)  # the decode defaults leave the command rule alone
-    assert own_command_horizon(ckpt) == 4.0 and own_threshold(ckpt) == 0.3
-    write_command_horizon(ckpt, 0.0)
-    assert "command_horizon_s" not in json.loads((ckpt / "generation_config.json").read_text())
-    for bad in (-1.0, "4", True, float("inf")):
-        (ckpt / "generation_config.json").write_text(json.dumps({"command_horizon_s": bad}))
-        with pytest.raises(ValueError, match="command_horizon_s"):
-            own_command_horizon(ckpt)
+    assert own_world_rules(ckpt) == defaults and own_world_rules(None) == defaults
+    write_world_rules(ckpt, {"command_horizon_s": 4.0})
+    write_own_threshold(ckpt, 0.3)  # the decode defaults leave the world rules alone
+    assert own_world_rules(ckpt) == {**defaults, "command_horizon_s": 4.0} and own_threshold(ckpt) == 0.3
+    assert json.loads((ckpt / "generation_config.json").read_text())["world_rules"] == {"command_horizon_s": 4.0}
+    write_world_rules(ckpt, defaults)  # only what differs is written: here nothing
+    assert "world_rules" not in json.loads((ckpt / "generation_config.json").read_text())
+    for bad in ({"command_horizon_s": -1.0}, {"lamp_visor_deg": 0.0}, {"command_horizon_s": "4"},
+                {"command_horizon_s": True}, {"gravity": 9.8}, [4.0]):
+        (ckpt / "generation_config.json").write_text(json.dumps({"world_rules": bad}))
+        with pytest.raises(ValueError, match="world_rules"):
+            own_world_rules(ckpt)

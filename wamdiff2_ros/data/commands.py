@@ -47,6 +47,9 @@ def synth_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--command-horizon", type=float, default=0.0,
                         help="driving-command look-ahead in s (0: the route 20 m ahead, the default; 4: the first "
                              "turn within the plan's 4 s; data README)")  # fmt: skip
+    parser.add_argument("--lamp-visor", type=float, default=60.0,
+                        help="signal lamps are seen within this angle (deg) of the way a head faces (default 60; "
+                             "35 hides the cross street's near lamps; data README)")  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -63,7 +66,7 @@ def synth(args: argparse.Namespace) -> int:
             raise ValueError("--jpeg-quality must be in 1..100")
         logs = synthesize(args.out, args.logs, args.frames, args.seed, cameras, size, args.split,
                           progress=not args.no_progress, jpeg_quality=args.jpeg_quality,
-                          command_horizon_s=args.command_horizon)
+                          command_horizon_s=args.command_horizon, lamp_visor_deg=args.lamp_visor)
     except ValueError as exc:
         return _fail(str(exc))
     print(f"wrote {len(logs)} log(s) x {args.frames} frames, cameras {', '.join(cameras)} at {size[0]}x{size[1]}")

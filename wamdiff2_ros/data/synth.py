@@ -38,9 +38,10 @@ from wamdiff2_ros.data.world import (
     WorldConfig,
     camera_calibration,
 )
+from wamdiff2_ros.data.world.config import checked_world_rules
 from wamdiff2_ros.geometry import quaternion_from_yaw, wrap_angle
 
-__all__ = ["SynthLog", "log_name_for", "synthesize_log", "synthesize", "frame_token", "data_command_horizon"]
+__all__ = ["SynthLog", "log_name_for", "synthesize_log", "synthesize", "frame_token", "data_world_rules"]
 
 FRAME_INTERVAL_US = 500_000
 SCENE_LENGTH_FRAMES = 40
@@ -132,11 +133,11 @@ def _roadblock_ids(world: World) -> list[str]:
 def synthesize_log(out_dir: str | Path, seed: int, index: int, num_frames: int, cameras: Sequence[str] = ("CAM_F0",),
                    size: tuple[int, int] = (512, 256), split: str = "synthetic", jpeg_quality: int = 90,
                    config: WorldConfig | None = None, progress: object | None = None,
-                   write_images: bool = True, command_horizon_s: float = 0.0) -> SynthLog:
+                   write_images: bool = True, command_horizon_s: float = 0.0, lamp_visor_deg: float = 60.0) -> SynthLog:
     """Drive one synthetic world for ``num_frames`` frames at 2 Hz and write its log, images and map.
 
-    ``command_horizon_s``: the driving command's look-ahead (``WorldConfig.command_horizon_s``; 0: the
-    20 m rule of every split before 2026-12-05); ignored when ``config`` is given.
+    ``command_horizon_s``, ``lamp_visor_deg``: the world rules (``WorldConfig``; 0 and 60, the defaults, are
+    those of every split before 2026-12-05); ignored when ``config`` is given.
     """
     import cv2
 
@@ -154,7 +155,7 @@ def synthesize_log(out_dir: str | Path, seed: int, index: int, num_frames: int, 
         d.mkdir(parents=True, exist_ok=True)
     if config is None:
         config = WorldConfig(route_length=max(300.0, num_frames * 0.5 * 13.5 + 150.0),
-                             command_horizon_s=command_horizon_s)
+                             command_horizon_s=command_horizon_s, lamp_visor_deg=lamp_visor_deg)
     world = World(_log_seed(seed, index), config)
     calibrations = {cam: camera_calibration(cam, size) for cam in CAMERA_MOUNTS}
     lidar2ego = _transform(LIDAR2EGO_ROTATION, LIDAR2EGO_TRANSLATION)
@@ -243,17 +244,17 @@ def synthesize_log(out_dir: str | Path, seed: int, index: int, num_frames: int, 
 
 def synthesize(out_dir: str | Path, num_logs: int, num_frames: int, seed: int = 0,
                cameras: Sequence[str] = ("CAM_F0",), size: tuple[int, int] = (512, 256), split: str = "synthetic",
-               progress: bool = True, jpeg_quality: int = 90, command_horizon_s: float = 0.0) -> list[SynthLog]:
-    """Write ``num_logs`` synthetic logs of ``num_frames`` frames each under ``out_dir`` (``command_horizon_s``:
-    see :func:`synthesize_log`)."""
+               progress: bool = True, jpeg_quality: int = 90, command_horizon_s: float = 0.0,
+               lamp_visor_deg: float = 60.0) -> list[SynthLog]:
+    """Write ``num_logs`` synthetic logs of ``num_frames`` frames each under ``out_dir`` and its world rules into
+    ``synth_config.json`` (``command_horizon_s``, ``lamp_visor_deg``: see :func:`synthesize_log`)."""
     if num_logs < 1:
         raise ValueError(f"num_logs must be >= 1, got {num_logs}")
     if not split or "/" in split or split in (".", ".."):
         raise ValueError(f"split must be a plain folder name, got {split!r}")
-    if not math.isfinite(command_horizon_s) or command_horizon_s < 0:
-        raise ValueError(f"command horizon must be a finite number of seconds >= 0, got {command_horizon_s}")
+    rules = checked_world_rules({"command_horizon_s": command_horizon_s, "lamp_visor_deg": lamp_visor_deg})
     Path(out_dir).mkdir(parents=True, exist_ok=True)
-    (Path(out_dir) / SYNTH_CONFIG).write_text(json.dumps({"command_horizon_s": float(command_horizon_s)}) + "\n")
+    (Path(out_dir) / SYNTH_CONFIG).write_text(json.dumps(rules) + "\n")
     bar = None
     if progress:
         from tqdm import tqdm
@@ -262,7 +263,7 @@ def synthesize(out_dir: str | Path, num_logs: int, num_frames: int, seed: int = 
     try:
         return [
             synthesize_log(out_dir, seed, i, num_frames, cameras, size, split, jpeg_quality, progress=bar,
-                           command_horizon_s=command_horizon_s)
+                           command_horizon_s=command_horizon_s, lamp_visor_deg=lamp_visor_deg)
             for i in range(num_logs)
         ]
     finally:
@@ -270,13 +271,8 @@ def synthesize(out_dir: str | Path, num_logs: int, num_frames: int, seed: int = 
             bar.close()
 
 
-def data_command_horizon(logs_dir: str | Path) -> float:
-    """The driving-command look-ahead a synthetic split was written with (its ``synth_config.json``); 0, the
-    20 m rule, for splits written before the file existed and for other data."""
+def data_world_rules(logs_dir: str | Path) -> dict[str, float]:
+    """The world rules a synthetic split was written with (its ``synth_config.json``); WorldConfig's defaults
+    (the rules of every split before the file existed, and of other data) where it names none."""
     path = Path(logs_dir) / SYNTH_CONFIG
-    if not path.is_file():
-        return 0.0
-    value = json.loads(path.read_text()).get("command_horizon_s", 0.0)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{path}: command_horizon_s = {value!r} is not a number of seconds >= 0")
-    return float(value)
+    return checked_world_rules(json.loads(path.read_text()) if path.is_file() else {}, str(path))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shlex
 import sys
 import time
@@ -13,6 +12,7 @@ from typing import Any
 
 from wamdiff2_ros.data.bags import BagError, read_trajectories
 from wamdiff2_ros.data.navsim import NavsimLogs
+from wamdiff2_ros.data.world.config import checked_world_rules
 from wamdiff2_ros.evaluation.bag_eval import evaluate_bag
 from wamdiff2_ros.evaluation.closed_loop import report as closed_loop_report
 from wamdiff2_ros.evaluation.closed_loop.benchmark import aggregate, run_benchmark
@@ -216,8 +216,11 @@ def closed_loop_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--confidence-threshold", type=float, default=None,
                         help="decode threshold of every model (default: each checkpoint's own, else 0.9)")
     parser.add_argument("--command-horizon", type=float, default=None,
-                        help="driving-command look-ahead in s fed to every model (0: the 20 m rule; default: each "
-                             "checkpoint's own, generation_config.json command_horizon_s, else 0)")  # fmt: skip
+                        help="driving-command look-ahead in s for every model's world (0: the 20 m rule; default: "
+                             "each checkpoint's own, generation_config.json world_rules, else 0)")  # fmt: skip
+    parser.add_argument("--lamp-visor", type=float, default=None,
+                        help="signal lamps' visor angle in degrees for every model's world (default: each "
+                             "checkpoint's own, else 60)")  # fmt: skip
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--engine", choices=("fast", "reference"), default="fast")
     parser.add_argument("--device", default="cpu")
@@ -235,10 +238,14 @@ def closed_loop(args: argparse.Namespace) -> int:
                "cameras": tuple(c for c in args.cameras.split(",") if c)}  # fmt: skip
     if args.block_size is not None:
         options["block_size"] = args.block_size
-    if args.command_horizon is not None:
-        if not math.isfinite(args.command_horizon) or args.command_horizon < 0:
-            return _fail(f"--command-horizon must be a number of seconds >= 0, got {args.command_horizon}")
-        options["command_horizon_s"] = args.command_horizon
+    given = {"command_horizon_s": args.command_horizon, "lamp_visor_deg": args.lamp_visor}
+    given = {k: v for k, v in given.items() if v is not None}
+    if given:
+        try:
+            checked_world_rules(given, "--command-horizon / --lamp-visor")
+        except ValueError as exc:
+            return _fail(str(exc))
+        options["world_rules"] = tuple(sorted(given.items()))
     try:
         routes = route_set(args.routes, args.seed, [k for k in (args.route_kinds or "").split(",") if k] or None)
         policies = policy_specs([b for b in args.baselines.split(",") if b], args.model or [], options)

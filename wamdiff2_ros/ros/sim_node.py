@@ -46,7 +46,8 @@ import sys
 import threading
 import time
 
-from wamdiff2_ros.data.world import World
+from wamdiff2_ros.data.world import World, WorldConfig
+from wamdiff2_ros.data.world.config import WORLD_RULES
 from wamdiff2_ros.evaluation.closed_loop.monitor import EgoSample, MonitorLimits, RouteMonitor
 from wamdiff2_ros.evaluation.closed_loop.routes import build_route, route_spec
 from wamdiff2_ros.evaluation.closed_loop.vehicle import KinematicBicycle
@@ -81,9 +82,11 @@ PARAMS = [
     spec("duration_s", 0.0, "stop after this much simulated time (0 = run until stopped)", in_range(0.0, 1e6)),
     spec("route_index", -1, "closed-loop benchmark route to build (-1 = the free world of seed)", in_range(-1, 100000)),
     spec("route_seed", 0, "seed of the route set", in_range(0, 2**31 - 1)),
-    spec("command_horizon_s", 0.0, "driving-command look-ahead in s (0 = the route 20 m ahead; > 0 = the first "
-         "turn within the distance covered in this long): the rule of the driving model's training data "
-         "(its generation_config.json command_horizon_s)", in_range(0.0, 60.0)),
+    spec("command_horizon_s", 0.0, "world rule: driving-command look-ahead in s (0 = the route 20 m ahead; > 0 = the "
+         "first turn within the distance covered in this long); the driving model's own (generation_config.json "
+         "world_rules)", in_range(0.0, 60.0)),
+    spec("lamp_visor_deg", 60.0, "world rule: signal lamps are seen within this angle of the way a head faces; the "
+         "driving model's own (generation_config.json world_rules)", in_range(1.0, 90.0)),
     spec("route_timeout_s", 0.0, "route timeout in simulated seconds (0 = the route's own)", in_range(0.0, 1e5)),
     spec("stop_at_route_end", True, "shut the node down once the route monitor ends the route"),
     spec("trajectory_topic", "wamdiff2/trajectory", "wamdiff2_ros/Trajectory: route time starts at the first; "
@@ -173,19 +176,23 @@ class SimNode:
         if self.p["route_index"] < 0:
             if self.p["lockstep"]:
                 self.node.get_logger().warning("lockstep applies to route mode only (route_index >= 0); ignored")
-            return World(int(self.p["seed"]))
+            return World(int(self.p["seed"]), WorldConfig(**self.world_rules()))
         import dataclasses
 
         spec = route_spec(int(self.p["route_index"]), int(self.p["route_seed"]))
         if self.p["route_timeout_s"] > 0:
             spec = dataclasses.replace(spec, timeout_s=float(self.p["route_timeout_s"]))
-        self.route = build_route(spec)
+        self.route = build_route(spec, rules=self.world_rules())
         world = self.route.world
         self.monitor = RouteMonitor(world.map, world.map.route, self.route.start_s, self.route.goal_s,
                                     MonitorLimits(timeout_s=spec.timeout_s))
         ego = world.ego_state()
         self.monitor.update(EgoSample(world.time_s, ego.x, ego.y, ego.yaw, ego.speed, 0.0), world.agents())
         return world
+
+    def world_rules(self) -> dict[str, float]:
+        """The world rules of the parameters (the driving model's; data.world.config.WORLD_RULES)."""
+        return {key: float(self.p[key]) for key in WORLD_RULES}
 
     def on_cmd(self, msg) -> None:
         v, w = float(msg.linear.x), float(msg.angular.z)
@@ -431,8 +438,7 @@ class SimNode:
         odom.twist.twist.linear.x = v.v
         odom.twist.twist.angular.z = v.yaw_rate
         self.odom_pub.publish(odom)
-        command = self.world.route_command(horizon_s=self.p["command_horizon_s"])
-        cmd = DrivingCommand(command=DRIVING_COMMANDS.index(command))
+        cmd = DrivingCommand(command=DRIVING_COMMANDS.index(self.world.route_command()))
         fill_stamp(cmd.header.stamp, stamp)
         self.cmd_pub.publish(cmd)
 

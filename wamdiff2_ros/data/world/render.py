@@ -82,9 +82,11 @@ def _clip_near(poly: np.ndarray) -> np.ndarray:
 class Renderer:
     """Draws a :class:`RoadMap` plus dynamic boxes from any :class:`PinholeCamera`."""
 
-    def __init__(self, road_map: RoadMap, ground_color: tuple[int, int, int] | None = None) -> None:
+    def __init__(self, road_map: RoadMap, ground_color: tuple[int, int, int] | None = None,
+                 lamp_visor_deg: float = 60.0) -> None:
         self.road_map = road_map
         self.ground_color = ground_color or GROUNDS[0]
+        self._visor_cos = math.cos(math.radians(lamp_visor_deg))
         self._layers = self._ground_layers()
         self._static_boxes = self._building_boxes()
         self._static_corners = box_corners(self._static_boxes)
@@ -304,10 +306,10 @@ class Renderer:
             start = end
 
     def _draw_lamps(self, img: np.ndarray, cam: PinholeCamera, face: np.ndarray, state: str) -> None:
-        # lamps sit under visors: visible only within ~60 degrees of the head's facing direction
+        # lamps sit under visors: visible only within lamp_visor_deg of the head's facing direction
         normal = np.cross(face[1] - face[0], face[2] - face[0])
         center = face.mean(axis=0)
-        if -float(normal @ center) < 0.5 * float(np.linalg.norm(normal) * np.linalg.norm(center)):
+        if -float(normal @ center) < self._visor_cos * float(np.linalg.norm(normal) * np.linalg.norm(center)):
             return
         lower = _FACES[1] < 4
         bottom = face[lower].mean(axis=0)

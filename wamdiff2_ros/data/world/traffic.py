@@ -45,7 +45,7 @@ from wamdiff2_ros.data.world.agents import (
     Vehicle,
 )
 from wamdiff2_ros.data.world.cameras import PinholeCamera, camera_calibration
-from wamdiff2_ros.data.world.config import WorldConfig
+from wamdiff2_ros.data.world.config import WorldConfig, world_rules
 from wamdiff2_ros.data.world.lanes import LanePath, connector_conflicts
 from wamdiff2_ros.data.world.looks import agent_boxes
 from wamdiff2_ros.data.world.map import RoadMap
@@ -79,7 +79,7 @@ class World:
         self.ground_color_index = int(rng.integers(4))
         self.time_s = 0.0
         self._respawn_clock = 0.0
-        self._views = CameraViews(self.map, self.ground_color_index)
+        self._views = CameraViews(self.map, self.ground_color_index, world_rules(self.config)["lamp_visor_deg"])
         self._conflicts = connector_conflicts(self.map)
         route_path = LanePath(self.map, self.map.route)
         self.ego = Ego(
@@ -291,7 +291,7 @@ class World:
         """An independent copy of the world's state (shares the immutable map and lane paths) for rollouts."""
         memo: dict[int, object] = {id(self.map): self.map, id(self._conflicts): self._conflicts,
                                    id(self.ego.path): self.ego.path,
-                                   id(self._views): CameraViews(self.map, self.ground_color_index)}
+                                   id(self._views): CameraViews(self.map, self.ground_color_index, self._views.lamp_visor_deg)}
         for v in self._population.vehicles:
             memo[id(v.path)] = v.path
         for p in self._population.pedestrians:

@@ -24,9 +24,10 @@ __all__ = ["CameraViews"]
 class CameraViews:
     """The camera images of one world: its map's renderer (built on first use) seen from the ego."""
 
-    def __init__(self, road_map: RoadMap, ground_color_index: int) -> None:
+    def __init__(self, road_map: RoadMap, ground_color_index: int, lamp_visor_deg: float = 60.0) -> None:
         self.map = road_map
         self.ground_color_index = ground_color_index
+        self.lamp_visor_deg = lamp_visor_deg
         self._renderer: Renderer | None = None
 
     @property
@@ -35,7 +36,7 @@ class CameraViews:
             # imported here: the renderer needs cv2, which simulating a world does not
             from wamdiff2_ros.data.world.render import GROUNDS, Renderer
 
-            self._renderer = Renderer(self.map, GROUNDS[self.ground_color_index])
+            self._renderer = Renderer(self.map, GROUNDS[self.ground_color_index], self.lamp_visor_deg)
         return self._renderer
 
     def signal_states(self, time_s: float) -> dict[tuple[int, int], str]:

@@ -95,9 +95,10 @@ class ModelPolicy:
     def __init__(self, path: str | Path, *, block_size: int | None = None, confidence_threshold: float | None = None,
                  max_new_tokens: int = 128, engine: str = "fast", device: str = "cpu",
                  cameras: tuple[str, ...] = ("CAM_F0",), reject_backwards: bool = False,
-                 command_horizon_s: float | None = None) -> None:
+                 world_rules: tuple[tuple[str, float], ...] = ()) -> None:
         # in the function: it imports torch, which the scripted policies (and this module's importers) do without
-        from wamdiff2_ros.model.checkpoints import decode_threshold, own_command_horizon
+        from wamdiff2_ros.data.world.config import checked_world_rules
+        from wamdiff2_ros.model.checkpoints import decode_threshold, own_world_rules
         from wamdiff2_ros.model.loader import load_model
 
         self.vla = load_model(str(path), device=device)
@@ -110,9 +111,8 @@ class ModelPolicy:
                                   reject_backwards=reject_backwards)
         self.cameras = tuple(cameras)
         self.block_size = int(block_size)
-        # the driving-command rule of the checkpoint's training data (None: its generation_config's, 0 by default)
-        self.command_horizon_s = own_command_horizon(self.vla.path) if command_horizon_s is None \
-            else float(command_horizon_s)
+        # the world rules of the checkpoint's training data (generation_config.json), ``world_rules`` overriding
+        self.world_rules = checked_world_rules({**own_world_rules(self.vla.path), **dict(world_rules)})
 
     def plan(self, obs: Observation) -> Plan:
         start = time.perf_counter()

@@ -37,6 +37,7 @@ from wamdiff2_ros.data.world import (
     WorldConfig,
     scripted_road_map,
 )
+from wamdiff2_ros.data.world.config import checked_world_rules
 
 ROUTE_KINDS = (
     "straight_green", "left_red", "pedestrian_crossing", "right_green", "lead_brake",
@@ -268,8 +269,9 @@ class RouteWorld:
         return self.goal_s - self.start_s
 
 
-def build_route(spec: RouteSpec, buildings: bool = True) -> RouteWorld:
-    """The world of ``spec``: scripted map, signal timing, ego start, scripted actors."""
+def build_route(spec: RouteSpec, buildings: bool = True, rules: dict[str, float] | None = None) -> RouteWorld:
+    """The world of ``spec``: scripted map, signal timing, ego start, scripted actors; ``rules``: the world rules
+    (``data.world.config.WORLD_RULES``) of the model that drives it (WorldConfig's defaults where not given)."""
     rng = np.random.default_rng([spec.seed, 7])
     road_map = scripted_road_map(rng, [tuple(p) for p in spec.pieces], spec.origin, spec.heading,
                                  buildings=buildings, name=spec.name)  # fmt: skip
@@ -280,6 +282,7 @@ def build_route(spec: RouteSpec, buildings: bool = True) -> RouteWorld:
         ego_speed=(spec.desired_speed, spec.desired_speed), ego_start_s=spec.start_s,
         ego_initial_speed=spec.initial_speed, ego_lane_traffic=False, vehicle_density=spec.vehicle_density,
         pedestrian_density=spec.pedestrian_density, buildings=buildings, lateral_wander=0.1,
+        **checked_world_rules(rules),
     )  # fmt: skip
     world = World(spec.seed, config, road_map=road_map)
     if spec.lead is not None:

@@ -3,8 +3,9 @@
 Loop (``physics_hz`` steps per simulated second, default 20 like ``sim_node`` and the
 follower): every ``1 / plan_hz`` s (default 2 Hz, the rate of the training frames and
 of ``drive_node``) the policy plans from the current camera images, ego status and
-route command (under the policy's own command rule, ``command_horizon_s``: the one its
-checkpoint was trained with); planning takes no simulated time (the world waits for the model).
+route command; planning takes no simulated time (the world waits for the model). The world
+runs under the policy's own world rules (``world_rules``: the driving command's look-ahead
+and the lamps' visor its checkpoint was trained with).
 Between plans the follower's controller (:class:`~wamdiff2_ros.control.PurePursuit`,
 pure pursuit + PID, the plan anchored to the pose it was made at) turns the plan into
 (speed, yaw-rate) commands for the kinematic bicycle; the world then advances with the
@@ -76,7 +77,7 @@ def run_route(spec: RouteSpec, policy: Any, policy_name: str, settings: RunSetti
     """
     settings = settings or RunSettings()
     start_wall = time.perf_counter()
-    route = build_route(spec)
+    route = build_route(spec, rules=getattr(policy, "world_rules", None))
     world = route.world
     monitor = RouteMonitor(world.map, world.map.route, route.start_s, route.goal_s, MonitorLimits(timeout_s=spec.timeout_s))
     dt = 1.0 / settings.physics_hz
@@ -113,7 +114,7 @@ def run_route(spec: RouteSpec, policy: Any, policy_name: str, settings: RunSetti
                 obs = Observation(
                     world.time_s,
                     EgoMotion((vehicle.v, 0.0), (vehicle.accel, vehicle.v * vehicle.yaw_rate)),
-                    world.route_command(horizon_s=getattr(policy, "command_horizon_s", None)),
+                    world.route_command(),
                     world.render(policy.cameras, settings.image_size) if policy.cameras else {},
                 )
                 plan = policy.plan(obs)
