@@ -6,7 +6,7 @@ set -euo pipefail
 cd /work/main
 PY=.venv/bin/python
 while pgrep -f "output_dir=runs/cmd4/fix1-s3-cmd4" > /dev/null; do sleep 10; done
-$PY -c "from wamdiff2_ros.model.checkpoints import write_command_horizon as w; w('runs/cmd4/fix1-s3-cmd4', 4.0)"
+$PY -c "from wamdiff2_ros.model.checkpoints import write_world_rules as w; w('runs/cmd4/fix1-s3-cmd4', {'command_horizon_s': 4.0})"  # (trained before save_final wrote it)
 [ -f runs/cmd4/fix1-s3-cmd0/train_summary.json ] || $PY -m wamdiff2_ros.cli train adapt --config config/train/paper/adapt_b32.yaml \
   output_dir=runs/cmd4/fix1-s3-cmd0 data.logs_dir=runs/data/synth-train data.cache_dir=runs/paper4/cache progress=false \
   init=runs/paper4/tiny-b32-s3 data.plan_style=fixed1 steps=500 lr=3.0e-4 > runs/cmd4/log_ft0.txt 2>&1
