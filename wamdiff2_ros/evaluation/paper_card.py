@@ -24,8 +24,9 @@ STAGES = {"ar": "stage 0 (AR)", "adapt": "stage I (block adaptation)",
 
 #: later lineages of tools/paper_recipe.sh, trained in their own runs folder under the first lineage's names and
 #: shown in the table with a prefix: the converged start (runs/paper2, conv-*) and the converged start with
-#: fixed-width plans (runs/paper3, fix-*), and with 1-decimal fixed-width plans (runs/paper4, fix1-*)
-LINEAGE_PREFIXES = {"paper2": "conv", "paper3": "fix", "paper4": "fix1"}
+#: fixed-width plans (runs/paper3, fix-*), with 1-decimal fixed-width plans (runs/paper4, fix1-*), and that with
+#: every camera (runs/paper5, cam8-*)
+LINEAGE_PREFIXES = {"paper2": "conv", "paper3": "fix", "paper4": "fix1", "paper5": "cam8"}
 
 
 def config_of(run: str) -> tuple[str, str]:
