@@ -125,7 +125,7 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
 def test_a_split_records_its_world_rules_and_the_commands_follow_them(tmp_path):
     import pickle
 
-    from wamdiff2_ros.data.synth import data_world_rules
+    from wamdiff2_ros.data.world.rules import split_world_rules as data_world_rules
 
     def commands(folder, horizon):
         synthesize(folder, 1, 30, seed=7, cameras=(), size=(64, 32), progress=False, command_horizon_s=horizon)

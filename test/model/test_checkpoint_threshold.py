@@ -102,7 +102,9 @@ def test_drive_node_scene_thresholds_prefer_the_parameter_then_the_checkpoint():
 
 
 def test_world_rules_are_written_read_and_checked(tmp_path):
-    from wamdiff2_ros.model.checkpoints import own_world_rules, write_own_threshold, write_world_rules
+    from wamdiff2_ros.data.world.rules import checkpoint_world_rules as own_world_rules
+    from wamdiff2_ros.data.world.rules import write_world_rules
+    from wamdiff2_ros.model.checkpoints import write_own_threshold
 
     defaults = {"command_horizon_s": 0.0, "lamp_visor_deg": 60.0}  # the rules every split had before
     ckpt = _checkpoint(tmp_path)

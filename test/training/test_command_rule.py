@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from wamdiff2_ros.model.checkpoints import own_world_rules
+from wamdiff2_ros.data.world.rules import checkpoint_world_rules as own_world_rules
 from wamdiff2_ros.model.loader import init_model
 from wamdiff2_ros.training.engine import save_final
 

@@ -38,16 +38,15 @@ from wamdiff2_ros.data.world import (
     WorldConfig,
     camera_calibration,
 )
-from wamdiff2_ros.data.world.config import checked_world_rules
+from wamdiff2_ros.data.world.rules import SYNTH_CONFIG, checked_world_rules
 from wamdiff2_ros.geometry import quaternion_from_yaw, wrap_angle
 
-__all__ = ["SynthLog", "log_name_for", "synthesize_log", "synthesize", "frame_token", "data_world_rules"]
+__all__ = ["SynthLog", "log_name_for", "synthesize_log", "synthesize", "frame_token"]
 
 FRAME_INTERVAL_US = 500_000
 SCENE_LENGTH_FRAMES = 40
 MAP_LOCATION = "synthetic"
 TRAFFIC_LIGHT_RANGE_M = 100.0
-SYNTH_CONFIG = "synth_config.json"  # in a split's root: how its logs were made (the driving-command rule)
 
 
 @dataclass
@@ -269,10 +268,3 @@ def synthesize(out_dir: str | Path, num_logs: int, num_frames: int, seed: int = 
     finally:
         if bar is not None:
             bar.close()
-
-
-def data_world_rules(logs_dir: str | Path) -> dict[str, float]:
-    """The world rules a synthetic split was written with (its ``synth_config.json``); WorldConfig's defaults
-    (the rules of every split before the file existed, and of other data) where it names none."""
-    path = Path(logs_dir) / SYNTH_CONFIG
-    return checked_world_rules(json.loads(path.read_text()) if path.is_file() else {}, str(path))

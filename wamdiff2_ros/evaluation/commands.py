@@ -12,7 +12,7 @@ from typing import Any
 
 from wamdiff2_ros.data.bags import BagError, read_trajectories
 from wamdiff2_ros.data.navsim import NavsimLogs
-from wamdiff2_ros.data.world.config import checked_world_rules
+from wamdiff2_ros.data.world.rules import checked_world_rules
 from wamdiff2_ros.evaluation.bag_eval import evaluate_bag
 from wamdiff2_ros.evaluation.closed_loop import report as closed_loop_report
 from wamdiff2_ros.evaluation.closed_loop.benchmark import aggregate, run_benchmark

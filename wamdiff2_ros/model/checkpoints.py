@@ -107,44 +107,6 @@ def own_end_in_order_tasks(directory: str | os.PathLike | None) -> tuple[str, ..
     return tuple(tasks)
 
 
-WORLD_RULES_KEY = "world_rules"  # in generation_config.json: the world rules of its training data (WorldConfig)
-
-
-def own_world_rules(directory: str | os.PathLike | None) -> dict[str, float]:
-    """The world rules a checkpoint was trained with (``data.world.config.WORLD_RULES``: the driving command's
-    look-ahead, the signal lamps' visor), WorldConfig's defaults where it names none: a simulator feeding the
-    model must use the same rules."""
-    import json
-
-    from wamdiff2_ros.data.world.config import checked_world_rules
-
-    path = Path(directory) / "generation_config.json" if directory is not None else None
-    if path is None or not path.is_file():
-        return checked_world_rules({})
-    rules = json.loads(path.read_text()).get(WORLD_RULES_KEY) or {}
-    if not isinstance(rules, dict):
-        raise ValueError(f"{path}: {WORLD_RULES_KEY} must map rule names to numbers, got {rules!r}")
-    return checked_world_rules(rules, f"{path}: {WORLD_RULES_KEY}")
-
-
-def write_world_rules(directory: str | os.PathLike, rules: dict[str, float]) -> None:
-    """Record the world rules of a checkpoint's training data in its ``generation_config.json`` (only those that
-    differ from WorldConfig's defaults; none: no key)."""
-    import json
-
-    from wamdiff2_ros.data.world.config import checked_world_rules
-
-    defaults = checked_world_rules({})
-    rules = {k: v for k, v in checked_world_rules(rules).items() if v != defaults[k]}
-    path = Path(directory) / "generation_config.json"
-    data = json.loads(path.read_text()) if path.is_file() else {}
-    if rules:
-        data[WORLD_RULES_KEY] = rules
-    else:
-        data.pop(WORLD_RULES_KEY, None)
-    path.write_text(json.dumps(data, indent=2) + "\n")
-
-
 def write_own_threshold(directory: str | os.PathLike, threshold: float,
                         task_thresholds: dict[str, float] | None = None,
                         end_in_order_tasks: list[str] | tuple[str, ...] | None = None) -> None:

@@ -47,7 +47,7 @@ import threading
 import time
 
 from wamdiff2_ros.data.world import World, WorldConfig
-from wamdiff2_ros.data.world.config import WORLD_RULES
+from wamdiff2_ros.data.world.rules import WORLD_RULES
 from wamdiff2_ros.evaluation.closed_loop.monitor import EgoSample, MonitorLimits, RouteMonitor
 from wamdiff2_ros.evaluation.closed_loop.routes import build_route, route_spec
 from wamdiff2_ros.evaluation.closed_loop.vehicle import KinematicBicycle
@@ -191,7 +191,7 @@ class SimNode:
         return world
 
     def world_rules(self) -> dict[str, float]:
-        """The world rules of the parameters (the driving model's; data.world.config.WORLD_RULES)."""
+        """The world rules of the parameters (the driving model's; data.world.rules.WORLD_RULES)."""
         return {key: float(self.p[key]) for key in WORLD_RULES}
 
     def on_cmd(self, msg) -> None:

@@ -225,12 +225,11 @@ def save_final(vla: Any, output_dir: Path, logs_dir: str | Path | None = None) -
     """The final model at the top of ``output_dir`` (model, tokenizer, processor files only), with the
     world rules of its training split (``logs_dir``: the driving command's look-ahead, the lamps' visor) in its
     ``generation_config.json``."""
-    from wamdiff2_ros.data.synth import data_world_rules
-    from wamdiff2_ros.model.checkpoints import write_world_rules
+    from wamdiff2_ros.data.world.rules import split_world_rules, write_world_rules
 
     vla.save(output_dir)
     if logs_dir:
-        write_world_rules(output_dir, data_world_rules(logs_dir))
+        write_world_rules(output_dir, split_world_rules(logs_dir))
 
 
 def _write_csv(path: Path, rows: list[dict[str, float]]) -> None:

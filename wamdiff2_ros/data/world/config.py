@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
-__all__ = ["WorldConfig", "WORLD_RULES", "world_rules", "checked_world_rules"]
+__all__ = ["WorldConfig"]
 
 
 @dataclass
@@ -34,33 +32,4 @@ class WorldConfig:
     # 60 (every split and checkpoint before 2026-12-05) shows the lit lamp of a cross street's near head beside the
     # ego's own far one, in the other phase (red while the ego's is green); 35 hides it
     lamp_visor_deg: float = 60.0
-
-
-#: the WorldConfig fields a driving model learns from (what its inputs mean): a model must be run in a world with the
-#: rules of its training data (``synth_config.json`` of a split, ``world_rules`` of a checkpoint's generation config)
-WORLD_RULES: tuple[str, ...] = ("command_horizon_s", "lamp_visor_deg")
-_LIMITS = {"command_horizon_s": (0.0, 60.0), "lamp_visor_deg": (1.0, 90.0)}
-
-
-def checked_world_rules(rules: dict[str, Any] | None, where: str = "world rules") -> dict[str, float]:
-    """Every world rule, each from ``rules`` where given (else WorldConfig's default), checked; unknown keys fail."""
-    rules = dict(rules or {})
-    unknown = sorted(set(rules) - set(WORLD_RULES))
-    if unknown:
-        raise ValueError(f"{where}: unknown world rule(s) {unknown}; expected some of {list(WORLD_RULES)}")
-    defaults = {f.name: f.default for f in fields(WorldConfig) if f.name in WORLD_RULES}
-    out = {}
-    for key in WORLD_RULES:
-        value = rules.get(key, defaults[key])
-        low, high = _LIMITS[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or not low <= value <= high:
-            raise ValueError(f"{where}: {key} = {value!r} is not a number in [{low:g}, {high:g}]")
-        out[key] = float(value)
-    return out
-
-
-def world_rules(config: WorldConfig) -> dict[str, float]:
-    """The world rules of ``config``."""
-    return checked_world_rules({key: getattr(config, key) for key in WORLD_RULES})
 

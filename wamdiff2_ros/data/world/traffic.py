@@ -45,12 +45,13 @@ from wamdiff2_ros.data.world.agents import (
     Vehicle,
 )
 from wamdiff2_ros.data.world.cameras import PinholeCamera, camera_calibration
-from wamdiff2_ros.data.world.config import WorldConfig, world_rules
+from wamdiff2_ros.data.world.config import WorldConfig
 from wamdiff2_ros.data.world.lanes import LanePath, connector_conflicts
 from wamdiff2_ros.data.world.looks import agent_boxes
 from wamdiff2_ros.data.world.map import RoadMap
 from wamdiff2_ros.data.world.map_builder import generate_road_map
 from wamdiff2_ros.data.world.population import Population
+from wamdiff2_ros.data.world.rules import world_rules
 from wamdiff2_ros.data.world.views import CameraViews
 from wamdiff2_ros.geometry import box_corners, convex_overlap, wrap_angle
 

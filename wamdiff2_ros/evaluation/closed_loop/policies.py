@@ -97,8 +97,8 @@ class ModelPolicy:
                  cameras: tuple[str, ...] = ("CAM_F0",), reject_backwards: bool = False,
                  world_rules: tuple[tuple[str, float], ...] = ()) -> None:
         # in the function: it imports torch, which the scripted policies (and this module's importers) do without
-        from wamdiff2_ros.data.world.config import checked_world_rules
-        from wamdiff2_ros.model.checkpoints import decode_threshold, own_world_rules
+        from wamdiff2_ros.data.world.rules import checked_world_rules, checkpoint_world_rules
+        from wamdiff2_ros.model.checkpoints import decode_threshold
         from wamdiff2_ros.model.loader import load_model
 
         self.vla = load_model(str(path), device=device)
@@ -112,7 +112,7 @@ class ModelPolicy:
         self.cameras = tuple(cameras)
         self.block_size = int(block_size)
         # the world rules of the checkpoint's training data (generation_config.json), ``world_rules`` overriding
-        self.world_rules = checked_world_rules({**own_world_rules(self.vla.path), **dict(world_rules)})
+        self.world_rules = checked_world_rules({**checkpoint_world_rules(self.vla.path), **dict(world_rules)})
 
     def plan(self, obs: Observation) -> Plan:
         start = time.perf_counter()

@@ -37,7 +37,7 @@ from wamdiff2_ros.data.world import (
     WorldConfig,
     scripted_road_map,
 )
-from wamdiff2_ros.data.world.config import checked_world_rules
+from wamdiff2_ros.data.world.rules import checked_world_rules
 
 ROUTE_KINDS = (
     "straight_green", "left_red", "pedestrian_crossing", "right_green", "lead_brake",
@@ -271,7 +271,7 @@ class RouteWorld:
 
 def build_route(spec: RouteSpec, buildings: bool = True, rules: dict[str, float] | None = None) -> RouteWorld:
     """The world of ``spec``: scripted map, signal timing, ego start, scripted actors; ``rules``: the world rules
-    (``data.world.config.WORLD_RULES``) of the model that drives it (WorldConfig's defaults where not given)."""
+    (``data.world.rules.WORLD_RULES``) of the model that drives it (WorldConfig's defaults where not given)."""
     rng = np.random.default_rng([spec.seed, 7])
     road_map = scripted_road_map(rng, [tuple(p) for p in spec.pieces], spec.origin, spec.heading,
                                  buildings=buildings, name=spec.name)  # fmt: skip
