@@ -45,9 +45,9 @@ def checked_world_rules(rules: dict[str, Any] | None, where: str = "world rules"
     return out
 
 
-def world_rules(config: WorldConfig) -> dict[str, float]:
-    """The world rules of ``config``."""
-    return checked_world_rules({key: getattr(config, key) for key in WORLD_RULES})
+def world_rules(config: WorldConfig, where: str = "world rules") -> dict[str, float]:
+    """The world rules of ``config``, checked (``where`` names them in the error)."""
+    return checked_world_rules({key: getattr(config, key) for key in WORLD_RULES}, where)
 
 
 SYNTH_CONFIG = "synth_config.json"  # in a split's root: the world rules its logs were written with

@@ -350,9 +350,8 @@ class World:
         horizon_s + 5)`` m ahead, that lies ``lateral_offset`` m or more to one side of that heading: a turn the
         plan's horizon reaches is announced even when the route 20 m ahead is still straight, or already past it.
         """
-        horizon = self.config.command_horizon_s if horizon_s is None else float(horizon_s)
-        if not math.isfinite(horizon) or horizon < 0:
-            raise ValueError(f"command horizon must be a finite number of seconds >= 0, got {horizon_s!r}")
+        rules = self.config if horizon_s is None else WorldConfig(command_horizon_s=horizon_s)
+        horizon = world_rules(rules, "command horizon")["command_horizon_s"]
         path = self.ego.path.poly
         if self.ego.s >= path.length - 1.0:
             return "unknown"
