@@ -1,12 +1,13 @@
-"""Planning records and closed-loop route results for the shipping-rule tests (student_choice, camera_choice)."""
+"""Planning records and closed-loop route results for the shipping-rule tests (student_choice, camera_choice,
+world_choice)."""
 
 from __future__ import annotations
 
 
 def records(l2s: list[float | None]) -> list[dict]:
-    """Planning records: None = a plan that did not parse."""
-    return [{"id": f"s{i}", "task": "planning", "parsed": l2 is not None, "l2_h_pred": [l2 or 0.0] * 4}
-            for i, l2 in enumerate(l2s)]
+    """Planning records: None = a plan that did not parse; sample i's ground truth is one waypoint (i, 0)."""
+    return [{"id": f"s{i}", "task": "planning", "parsed": l2 is not None, "l2_h_pred": [l2 or 0.0] * 4,
+             "gt": [[float(i), 0.0]]} for i, l2 in enumerate(l2s)]
 
 
 def routes(policy: str, scores: list[float], collisions: int = 0) -> list[dict]:
