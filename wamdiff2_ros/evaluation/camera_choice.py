@@ -22,7 +22,6 @@ benchmark JSONs (``wamdiff2 eval closed-loop --json``; several files are merged)
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,10 +31,14 @@ from wamdiff2_ros.evaluation.paper_table import read_store
 from wamdiff2_ros.evaluation.student_choice import (
     L2_RATIO,
     PARSE_MARGIN,
-    closed_loop_by_policy,
+    add_output_arguments,
+    check_line,
+    check_table,
     fmt_num,
+    merged_closed_loop,
     row_policy_pairs,
     student_row,
+    write_choice,
 )
 
 DS_MARGIN = -0.02
@@ -68,27 +71,23 @@ def decide(candidate: dict[str, Any], shipped: dict[str, Any], front_l2: float |
 def markdown(candidate: dict[str, Any], shipped: dict[str, Any], front_l2: float | None, eight: dict[str, Any],
              decision: dict[str, Any]) -> str:
     c, d = decision["checks"], candidate["ds_diff_vs_shipped"]
-    mark = {True: "pass", False: "**fail**"}
-    lines = [
-        "| check | candidate | shipped | limit | verdict |",
-        "|---|---|---|---|---|",
-        f"| (a) front plans parsed | {fmt_num(candidate['parse_rate'], 2)} | {fmt_num(shipped['parse_rate'], 2)} "
-        f"| >= shipped - {PARSE_MARGIN} | {mark[c['a_parse']]} |",
-        f"| (a) front matched L2 (n={candidate['matched_n']}) | {fmt_num(candidate['matched_l2'])} "
-        f"| {fmt_num(candidate['matched_l2_shipped'])} | ratio {fmt_num(candidate['matched_l2_ratio'])} <= {L2_RATIO} "
-        f"| {mark[c['a_l2']]} |",
-        f"| (b) closed-loop DS ({candidate['routes']} routes) | {fmt_num(candidate['driving_score'])} "
-        f"| {fmt_num(shipped['driving_score'])} | paired {fmt_num(d['mean'], 3)} [{fmt_num(d['low'])}, {fmt_num(d['high'])}] "
-        f">= {DS_MARGIN} | {mark[c['b_driving_score']]} |",
-        f"| (b) at-fault collisions | {candidate['at_fault_collisions']} | {shipped['at_fault_collisions']} "
-        f"| <= shipped + {EXTRA_COLLISIONS} | {mark[c['b_collisions']]} |",
-        f"| (c) 8-camera plans parsed | {fmt_num(eight.get('parse_rate'), 2)} | – | >= {EIGHT_PARSE} "
-        f"| {mark[c['c_parse']]} |",
-        f"| (c) 8-camera L2, every sample | {fmt_num(eight.get('l2'))} (front {fmt_num(front_l2)}) | – "
-        f"| ratio {fmt_num(decision['eight_l2_ratio'])} <= {EIGHT_L2_RATIO} | {mark[c['c_l2']]} |",
-    ]
-    verdict = "the candidate replaces the shipped student" if decision["replace"] else "the shipped student stays"
-    return "\n".join(lines) + f"\n\nDecision: {verdict}.\n"
+    return check_table([
+        check_line("(a) front plans parsed", fmt_num(candidate["parse_rate"], 2), fmt_num(shipped["parse_rate"], 2),
+                   f">= shipped - {PARSE_MARGIN}", c["a_parse"]),
+        check_line(f"(a) front matched L2 (n={candidate['matched_n']})", fmt_num(candidate["matched_l2"]),
+                   fmt_num(candidate["matched_l2_shipped"]),
+                   f"ratio {fmt_num(candidate['matched_l2_ratio'])} <= {L2_RATIO}", c["a_l2"]),
+        check_line(f"(b) closed-loop DS ({candidate['routes']} routes)", fmt_num(candidate["driving_score"]),
+                   fmt_num(shipped["driving_score"]),
+                   f"paired {fmt_num(d['mean'], 3)} [{fmt_num(d['low'])}, {fmt_num(d['high'])}] >= {DS_MARGIN}",
+                   c["b_driving_score"]),
+        check_line("(b) at-fault collisions", str(candidate["at_fault_collisions"]), str(shipped["at_fault_collisions"]),
+                   f"<= shipped + {EXTRA_COLLISIONS}", c["b_collisions"]),
+        check_line("(c) 8-camera plans parsed", fmt_num(eight.get("parse_rate"), 2), "–", f">= {EIGHT_PARSE}",
+                   c["c_parse"]),
+        check_line("(c) 8-camera L2, every sample", f"{fmt_num(eight.get('l2'))} (front {fmt_num(front_l2)})", "–",
+                   f"ratio {fmt_num(decision['eight_l2_ratio'])} <= {EIGHT_L2_RATIO}", c["c_l2"]),
+    ], decision["replace"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -102,14 +101,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="closed-loop benchmark JSON (repeatable; merged): both students on the same routes")
     parser.add_argument("--shipped", required=True, help="ROW=POLICY of the shipped student")
     parser.add_argument("--candidate", required=True, help="ROW=POLICY of the 8-camera student")
-    parser.add_argument("--bootstrap", type=int, default=10000)
-    parser.add_argument("--json", default=None, help="write the rows and the decision here")
+    add_output_arguments(parser)
     args = parser.parse_args(argv)
     (shipped_key, shipped_policy), (key, policy) = row_policy_pairs(parser, [args.shipped, args.candidate])
     front = read_store(Path(args.store)).get(args.split_name) or {}
     eight_split = read_store(Path(args.eight_store)).get(args.eight_split_name) or {}
-    results = [r for f in args.closed_loop for r in json.loads(Path(f).read_text())["results"]]
-    closed = closed_loop_by_policy(results)
+    closed = merged_closed_loop(args.closed_loop)
     missing = ([k for k in (shipped_key, key) if k not in front] + [p for p in (shipped_policy, policy) if p not in closed]
                + ([] if key in eight_split else [f"{key} (eight cameras)"]))
     if missing:
@@ -122,10 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     eight = eight_split[key]["aggregate"]["planning"]
     decision = decide(rows[key], rows[shipped_key], front_l2, eight)
     print(markdown(rows[key], rows[shipped_key], front_l2, eight, decision))
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"rows": rows, "front_l2": front_l2, "eight": eight,
-                                               "decision": decision}, indent=1) + "\n")
+    write_choice(args.json, {"rows": rows, "front_l2": front_l2, "eight": eight, "decision": decision})
     return 0
 
 

@@ -102,6 +102,37 @@ def row_policy_pairs(parser: argparse.ArgumentParser, specs: Sequence[str]) -> l
     return pairs
 
 
+CHECK_HEAD = "| check | candidate | shipped | limit | verdict |\n|---|---|---|---|---|"
+
+
+def check_line(check: str, candidate: str, shipped: str, limit: str, ok: bool) -> str:
+    """One row of a non-inferiority rule's table (camera_choice, world_choice)."""
+    return f"| {check} | {candidate} | {shipped} | {limit} | {'pass' if ok else '**fail**'} |"
+
+
+def check_table(lines: Sequence[str], replace: bool) -> str:
+    """The rule's table under its head, and the decision."""
+    verdict = "the candidate replaces the shipped student" if replace else "the shipped student stays"
+    return "\n".join([CHECK_HEAD, *lines]) + f"\n\nDecision: {verdict}.\n"
+
+
+def merged_closed_loop(files: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``closed_loop_by_policy`` over the results of several closed-loop benchmark JSONs."""
+    return closed_loop_by_policy([r for f in files for r in json.loads(Path(f).read_text())["results"]])
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bootstrap", type=int, default=10000)
+    parser.add_argument("--json", default=None, help="write the rows and the decision here")
+
+
+def write_choice(path: str | None, payload: dict[str, Any]) -> None:
+    """Write a rule's rows and decision to ``path`` (None: nowhere)."""
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(payload, indent=1) + "\n")
+
+
 def markdown(rows: Sequence[dict[str, Any]], decision: dict[str, Any], shipped_key: str) -> str:
     verdicts = {v["row"]: v for v in decision["verdicts"]}
     mark = {True: "yes", False: "**no**"}
@@ -134,8 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--closed-loop", required=True, help="closed-loop benchmark JSON of the same students")
     parser.add_argument("--shipped", required=True, help="ROW=POLICY of the shipped student")
     parser.add_argument("--candidate", action="append", default=[], help="ROW=POLICY of a candidate (repeatable)")
-    parser.add_argument("--bootstrap", type=int, default=10000)
-    parser.add_argument("--json", default=None, help="write the rows and the decision here")
+    add_output_arguments(parser)
     args = parser.parse_args(argv)
     pairs = row_policy_pairs(parser, [args.shipped, *args.candidate])
     split = read_store(Path(args.store)).get(args.split_name) or {}
@@ -151,9 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for key, policy in pairs]
     decision = decide(rows, shipped_key)
     print(markdown(rows, decision, shipped_key))
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"rows": rows, "decision": decision}, indent=1) + "\n")
+    write_choice(args.json, {"rows": rows, "decision": decision})
     return 0
 
 

@@ -23,7 +23,6 @@ world (its checkpoint's ``world_rules``), on validation data, at the shipped stu
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,10 +32,14 @@ from wamdiff2_ros.evaluation.paper_table import read_store
 from wamdiff2_ros.evaluation.student_choice import (
     L2_RATIO,
     PARSE_MARGIN,
-    closed_loop_by_policy,
+    add_output_arguments,
+    check_line,
+    check_table,
     fmt_num,
+    merged_closed_loop,
     row_policy_pairs,
     student_row,
+    write_choice,
 )
 
 DS_MARGIN = 0.0
@@ -73,27 +76,22 @@ def decide(candidate: dict[str, Any], shipped: dict[str, Any]) -> dict[str, Any]
 
 def markdown(candidate: dict[str, Any], shipped: dict[str, Any], decision: dict[str, Any]) -> str:
     c, d = decision["checks"], candidate["ds_diff_vs_shipped"]
-    mark = {True: "pass", False: "**fail**"}
-    lines = [
-        "| check | candidate | shipped | limit | verdict |",
-        "|---|---|---|---|---|",
-        f"| (a) closed-loop DS ({candidate['routes']} routes) | {fmt_num(candidate['driving_score'])} "
-        f"| {fmt_num(shipped['driving_score'])} | paired {fmt_num(d['mean'])} [{fmt_num(d['low'])}, {fmt_num(d['high'])}] "
-        f"> {DS_MARGIN:g} | {mark[c['a_driving_score']]} |",
-        f"| (a) at-fault collisions | {candidate['at_fault_collisions']} | {shipped['at_fault_collisions']} "
-        f"| <= shipped + {EXTRA_COLLISIONS} | {mark[c['a_collisions']]} |",
-        f"| (b) plans parsed | {fmt_num(candidate['parse_rate'], 2)} | {fmt_num(shipped['parse_rate'], 2)} "
-        f"| >= shipped - {PARSE_MARGIN} | {mark[c['b_parse']]} |",
-        f"| (b) matched L2 (n={candidate['matched_n']}) | {fmt_num(candidate['matched_l2'])} "
-        f"| {fmt_num(candidate['matched_l2_shipped'])} | ratio {fmt_num(candidate['matched_l2_ratio'])} <= {L2_RATIO} "
-        f"| {mark[c['b_l2']]} |",
-        f"| (c) QA | {fmt_num(candidate['qa'])} | {fmt_num(shipped['qa'])} | >= shipped - {QA_MARGIN} "
-        f"| {mark[c['c_qa']]} |",
-        f"| (c) image mAP@0.5 | {fmt_num(candidate['map_50'], 4)} | {fmt_num(shipped['map_50'], 4)} "
-        f"| >= shipped - {MAP_MARGIN} | {mark[c['c_map']]} |",
-    ]
-    verdict = "the candidate replaces the shipped student" if decision["replace"] else "the shipped student stays"
-    return "\n".join(lines) + f"\n\nDecision: {verdict}.\n"
+    return check_table([
+        check_line(f"(a) closed-loop DS ({candidate['routes']} routes)", fmt_num(candidate["driving_score"]),
+                   fmt_num(shipped["driving_score"]),
+                   f"paired {fmt_num(d['mean'])} [{fmt_num(d['low'])}, {fmt_num(d['high'])}] > {DS_MARGIN:g}",
+                   c["a_driving_score"]),
+        check_line("(a) at-fault collisions", str(candidate["at_fault_collisions"]), str(shipped["at_fault_collisions"]),
+                   f"<= shipped + {EXTRA_COLLISIONS}", c["a_collisions"]),
+        check_line("(b) plans parsed", fmt_num(candidate["parse_rate"], 2), fmt_num(shipped["parse_rate"], 2),
+                   f">= shipped - {PARSE_MARGIN}", c["b_parse"]),
+        check_line(f"(b) matched L2 (n={candidate['matched_n']})", fmt_num(candidate["matched_l2"]),
+                   fmt_num(candidate["matched_l2_shipped"]),
+                   f"ratio {fmt_num(candidate['matched_l2_ratio'])} <= {L2_RATIO}", c["b_l2"]),
+        check_line("(c) QA", fmt_num(candidate["qa"]), fmt_num(shipped["qa"]), f">= shipped - {QA_MARGIN}", c["c_qa"]),
+        check_line("(c) image mAP@0.5", fmt_num(candidate["map_50"], 4), fmt_num(shipped["map_50"], 4),
+                   f">= shipped - {MAP_MARGIN}", c["c_map"]),
+    ], decision["replace"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -106,14 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="closed-loop benchmark JSON (repeatable; merged): both students on the same routes")
     parser.add_argument("--shipped", required=True, help="ROW=POLICY of the shipped student")
     parser.add_argument("--candidate", required=True, help="ROW=POLICY of the candidate")
-    parser.add_argument("--bootstrap", type=int, default=10000)
-    parser.add_argument("--json", default=None, help="write the rows and the decision here")
+    add_output_arguments(parser)
     args = parser.parse_args(argv)
     (shipped_key, shipped_policy), (key, policy) = row_policy_pairs(parser, [args.shipped, args.candidate])
     ours = read_store(Path(args.store)).get(args.split_name) or {}
     theirs = read_store(Path(args.shipped_store)).get(args.split_name) or {}
-    results = [r for f in args.closed_loop for r in json.loads(Path(f).read_text())["results"]]
-    closed = closed_loop_by_policy(results)
+    closed = merged_closed_loop(args.closed_loop)
     missing = ([f"{key} (store)"] if key not in ours else []) + ([f"{shipped_key} (shipped store)"] if shipped_key
                                                                  not in theirs else [])
     missing += [p for p in (policy, shipped_policy) if p not in closed]
@@ -134,9 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows[k]["map_50"] = agg["perception"]["map_50"]
     decision = decide(rows[key], rows[shipped_key])
     print(markdown(rows[key], rows[shipped_key], decision))
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"rows": rows, "decision": decision}, indent=1) + "\n")
+    write_choice(args.json, {"rows": rows, "decision": decision})
     return 0
 
 
