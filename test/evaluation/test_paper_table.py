@@ -259,6 +259,44 @@ def test_a_lineage_with_its_own_ar_baseline_is_matched_and_judged_against_it():
     assert "**met**" in marks[parity] and "AR 3.6k samples" in marks[parity]
 
 
+def test_a_lineage_on_its_own_data_is_matched_only_on_that_data():
+    # a lineage of other world rules is scored on its own rendering of the split: its rows keep their own split
+    # and trivial baselines, are matched against their own AR on that data, and never paired with rows on the other
+    reg = registry()
+    reg["rows"][1]["student"] = False
+    reg["rows"] += [
+        {"key": "w-ar", "label": "W AR", "run": "w-ar", "block_size": 1, "lineage": ["ar", "w-ar"]},
+        {"key": "w-student", "label": "W student", "run": "w-b32", "block_size": 32, "lineage": ["ar", "w-b32"],
+         "baseline": "w-ar", "student": True},
+        {"key": "w-b16", "label": "W B16", "run": "w-b16", "block_size": 16, "lineage": ["ar", "w-b16"]},
+    ]
+    results = results_of(0.5, 25.0)
+    split = results["test"]
+    other = {"path": "tiny-world", "seed": 2, "limit": 0, "threshold": 0.9, "max_new_tokens": 64}
+    own = {"source": "world train split", "qa_answers": {"lead": {"no": 9}}, "prior_box": None}
+    for key, offset, ms in (("w-ar", 0.4, 100.0), ("w-student", 0.2, 20.0), ("w-b16", 0.3, 30.0)):
+        recs = [plan(f"s{i}", True, offset) for i in range(6)] + [qa("q0", "lead", "yes", "yes")]
+        for r in recs[:6]:
+            r["decode_ms"] = ms
+        split[key] = {"records": recs, "split": other, "train_baselines": own,
+                      "mixed": {"tokens_per_second": 100.0, "tokens_per_forward": 1.0, "scenes": 2}}
+    text = pt.markdown(results, reg, "test", bootstrap=200)
+    assert "Split `tiny`" in text  # the split name's own data is unchanged
+    assert "Scored on `tiny-world` instead (`w-ar`, `w-student`, `w-b16`)" in text and "world train split" in text
+    w16 = next(line for line in text.splitlines() if line.startswith("| W B16 |"))
+    assert "– (baseline on other data)" in w16  # no baseline of its own: the store's AR is on other data
+    ws = next(line for line in text.splitlines() if line.startswith("| W student |"))
+    assert "0.200 / 0.400 (n=6)" in ws
+    assert "(0.00)" in ws  # QA majority from its own train split ('no'), not the store's ('yes': 1.00)
+    assert "**met**" in _target_lines(text)["matched-subset L2 <= 1.05x AR"]
+    assert "`w-ar` and `w-student`" in text
+    reg["rows"][-2]["baseline"] = "ar-equal"  # a student judged against an AR on other data: nothing is paired
+    text = pt.markdown(results, reg, "test", bootstrap=200)
+    assert "not evaluated" in _target_lines(text)["matched-subset L2 <= 1.05x AR"]
+    assert "were scored on different data" in text
+    assert "– (baseline on other data)" in next(line for line in text.splitlines() if line.startswith("| W student |"))
+
+
 def test_test_split_needs_final_and_is_scored_once(tmp_path, capsys):
     store = tmp_path / "store.json"
     reg = tmp_path / "rows.yaml"
@@ -451,3 +489,29 @@ def test_held_out_rows_see_the_cameras_asked_for(tmp_path):
         assert "(CAM_L0)" in two["question"] and "(CAM_L0)" not in one["question"]
     with pytest.raises((ValueError, KeyError, FileNotFoundError), match="CAM_R0"):
         heldout.split_rows(vla, tmp_path / "split", tmp_path / "cache", cameras=("CAM_F0", "CAM_R0"))
+
+
+def test_a_row_scored_on_other_data_keeps_its_own_split(tiny_runs):
+    # the same split name on another data path (a lineage of other world rules): the row keeps that path and its own
+    # train split's baselines, the name's path and the store's baselines stay
+    import shutil
+
+    threads = torch.get_num_threads()
+    store, reg = tiny_runs / "store.json", tiny_runs / "rows.yaml"
+    shutil.copytree(tiny_runs / "split", tiny_runs / "split-w")
+    common = ["--runs", str(tiny_runs / "runs"), "--name", "val", "--limit", "1", "--max-new-tokens", "4",
+              "--mixed-scenes", "0", "--store", str(store), "--registry", str(reg), "--cache",
+              str(tiny_runs / "cache"), "--quiet"]
+    try:
+        assert pt.main(["score", *common, "--split", str(tiny_runs / "split"), "--train", str(tiny_runs / "split"),
+                        "--rows", "ar-equal"]) == 0
+        assert pt.main(["score", *common, "--split", str(tiny_runs / "split-w"), "--train",
+                        str(tiny_runs / "split-w"), "--rows", "student"]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    results = json.loads(store.read_text())
+    assert results["val"]["_split"]["path"] == str(tiny_runs / "split")
+    assert "split" not in results["val"]["ar-equal"]
+    assert results["val"]["student"]["split"]["path"] == str(tiny_runs / "split-w")
+    assert results["val"]["student"]["train_baselines"]["source"] == f"train split ({tiny_runs / 'split-w'})"
+    assert results["_train_baselines"]["source"] == f"train split ({tiny_runs / 'split'})"

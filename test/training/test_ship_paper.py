@@ -93,3 +93,28 @@ def test_a_row_with_its_own_threshold_ships_it_as_the_decode_default(tmp_path, m
     card = (out / "loose" / "README.md").read_text()
     assert "Decoding default: confidence threshold 0.3; understanding 0.9" in card and "is `b32`" in card
     assert "Decoding default" not in (out / "plain" / "README.md").read_text()
+
+
+def test_the_card_names_the_cameras_and_world_rules_of_its_data(tmp_path, monkeypatch):
+    runs = tmp_path / "runs"
+    _run(runs, "world-b32", 50, 300.0)
+    config = json.loads((runs / "world-b32" / "train_config.json").read_text())
+    config["data"] = {"cameras": ["CAM_F0", "CAM_L0", "CAM_B0"], "camera_subsets": "keep_first"}
+    (runs / "world-b32" / "train_config.json").write_text(json.dumps(config))
+    (runs / "world-b32" / "generation_config.json").write_text(
+        json.dumps({"world_rules": {"command_horizon_s": 4.0, "lamp_visor_deg": 35.0}}))
+    _run(runs, "tiny-b32", 50, 300.0)
+    registry = tmp_path / "paper.yaml"
+    registry.write_text("rows:\n  - key: w\n    label: world\n    run: world-b32\n    block_size: 32\n"
+                        "    lineage: [world-b32]\n  - key: f\n    label: front\n    run: tiny-b32\n    block_size: 32\n"
+                        "    lineage: [tiny-b32]\n")
+    monkeypatch.setattr(paper_card, "ARCHIVE", tmp_path / "archive")
+    out = tmp_path / "checkpoints"
+    common = ["--runs", str(runs), "--registry", str(registry), "--store", str(tmp_path / "none.json"), "--out", str(out)]
+    assert ship_paper.main(["--row", "w", "--name", "w", *common]) == 0
+    assert ship_paper.main(["--row", "f", "--name", "f", *common]) == 0
+    card = (out / "w" / "README.md").read_text()
+    assert "3 cameras CAM_F0, CAM_L0, CAM_B0 (each sample the front camera and a random subset" in card
+    assert "world rules command_horizon_s 4, lamp_visor_deg 35" in card
+    plain = (out / "f" / "README.md").read_text()
+    assert "question per scene, front camera;" in plain and "the world's default rules" in plain

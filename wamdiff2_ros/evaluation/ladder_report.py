@@ -32,6 +32,7 @@ from wamdiff2_ros.evaluation.markdown_template import fill, read_template
 from wamdiff2_ros.evaluation.run_records import ARCHIVE, LOG_FILE, read_json, read_log, run_file
 
 REPO = ARCHIVE.parents[1]
+CHECKPOINTS = REPO / "checkpoints"  # the shipped folders (their generation_config names their world rules)
 PAPER_STORE = REPO / "docs" / "results_paper.json"
 PAPER_SPLITS = ("test", "val")  # the headline split first, then the one every choice was made on
 FINAL = "_final"  # rows scored again on every held-out sample, timed together: the targets' footing
@@ -288,7 +289,8 @@ def render_cards(results: dict[str, Any], runs: Path, archive: Path | None = Non
         registry = paper["registry"]
         for ship in registry.get("shipped") or []:
             cards[ship["name"]] = paper_card.card(ship["name"], paper_table.row_of(registry, ship["row"]), registry,
-                                                  paper["runs"], paper["store"], ship["split"])
+                                                  paper["runs"], paper["store"], ship["split"],
+                                                  paper.get("checkpoints", CHECKPOINTS) / ship["name"])
     return cards
 
 

@@ -9,11 +9,12 @@ from their archive ``docs/runs/paper/``. Shipping the row is ``training.ship_pap
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from wamdiff2_ros.evaluation.paper_table import end_in_order_tasks
+from wamdiff2_ros.evaluation.paper_table import end_in_order_tasks, row_split
 from wamdiff2_ros.evaluation.run_records import read_json
 
 ARCHIVE = Path("docs/runs/paper")
@@ -25,8 +26,8 @@ STAGES = {"ar": "stage 0 (AR)", "adapt": "stage I (block adaptation)",
 #: later lineages of tools/paper_recipe.sh, trained in their own runs folder under the first lineage's names and
 #: shown in the table with a prefix: the converged start (runs/paper2, conv-*) and the converged start with
 #: fixed-width plans (runs/paper3, fix-*), with 1-decimal fixed-width plans (runs/paper4, fix1-*), and that with
-#: every camera (runs/paper5, cam8-*)
-LINEAGE_PREFIXES = {"paper2": "conv", "paper3": "fix", "paper4": "fix1", "paper5": "cam8"}
+#: every camera (runs/paper5, cam8-*), and that on data of the world rules of shipping rule v5 (runs/paper6, world-*)
+LINEAGE_PREFIXES = {"paper2": "conv", "paper3": "fix", "paper4": "fix1", "paper5": "cam8", "paper6": "world"}
 
 
 def config_of(run: str) -> tuple[str, str]:
@@ -99,6 +100,31 @@ def plan_style(runs: Path, lineage: Sequence[str]) -> str:
     return str((config.get("data") or {}).get("plan_style") or "plain")
 
 
+def cameras_text(runs: Path, lineage: Sequence[str]) -> str:
+    """The cameras the lineage's last run trained on (``data.cameras``, ``data.camera_subsets``)."""
+    data = (read_json(runs, lineage[-1], "train_config.json", ARCHIVE) if lineage else {}).get("data") or {}
+    cameras = list(data.get("cameras") or ["CAM_F0"])
+    if cameras == ["CAM_F0"]:
+        return "front camera"
+    subsets = data.get("camera_subsets")
+    how = (" (each sample the front camera and a random subset of the others, `data.camera_subsets=keep_first`)"
+           if subsets == "keep_first" else f" (`data.camera_subsets={subsets}`)" if subsets else "")
+    return f"{len(cameras)} cameras {', '.join(cameras)}{how}"
+
+
+def world_rules_text(checkpoint: Path) -> str:
+    """The world rules of the checkpoint's training data (``generation_config.json`` ``world_rules``)."""
+    from wamdiff2_ros.data.world.rules import WORLD_RULES_KEY, checkpoint_world_rules
+
+    config = checkpoint / "generation_config.json"
+    named = config.is_file() and bool(json.loads(config.read_text()).get(WORLD_RULES_KEY))
+    values = ", ".join(f"{k} {v:g}" for k, v in sorted(checkpoint_world_rules(checkpoint).items()))
+    if not named:
+        return f"the world's default rules ({values})"
+    return (f"world rules {values} (`generation_config.json` `{WORLD_RULES_KEY}`; the closed loop and sim_node run"
+            " the model under them)")
+
+
 def _fmt(value: Any, digits: int = 3) -> str:
     return "-" if value is None else f"{float(value):.{digits}f}"
 
@@ -139,8 +165,9 @@ def scores_lines(entry: dict[str, Any] | None, split: str, split_info: dict[str,
 
 
 def card(name: str, row: dict[str, Any], registry: dict[str, Any], runs: Path, store: dict[str, Any],
-         split: str) -> str:
-    """The README.md of a shipped paper-table row."""
+         split: str, checkpoint: Path | None = None) -> str:
+    """The README.md of a shipped paper-table row; ``checkpoint``: its shipped folder (whose generation_config
+    names the world rules of its data; default the run's own folder)."""
     header = ("| run | stage | config | init | steps | samples | core-min | final loss |",
               "|---|---|---|---|---|---|---|---|")
     prior = registry.get("prior") or {}
@@ -163,7 +190,8 @@ def card(name: str, row: dict[str, Any], registry: dict[str, Any], runs: Path, s
     written = f"; plans written `data.plan_style={style}` ({PLAN_STYLE_TEXT.get(style, style)})" if style != "plain" else ""
     lines += ["Data: `tools/paper_recipe.sh data` (train split `synthesize(num_logs=24, num_frames=60, seed=1,"
               " size=(256, 128))`; validation seed 2, test seed 4, disjoint worlds); samples: planning, perception"
-              f" (2 nearest visible boxes), one understanding question per scene, front camera{written}.", ""]
+              f" (2 nearest visible boxes), one understanding question per scene, {cameras_text(runs, row['lineage'])}"
+              f"{written}; {world_rules_text(checkpoint or runs / row['run'])}.", ""]
     if any(entry.get("row") == row["key"] for entry in registry.get("shipped") or []):
         lines += ["Chosen by the shipping rule in `docs/runs/paper.yaml` (the comments above `shipped:` give the rule,"
                   " the validation data it was judged on and the outcome).", ""]
@@ -181,7 +209,7 @@ def card(name: str, row: dict[str, Any], registry: dict[str, Any], runs: Path, s
                      else "") + ".", ""]
     lines += ["## Scores", ""]
     split_block = store.get(split) or {}
-    lines += scores_lines(split_block.get(row["key"]), split, split_block.get("_split") or {})
+    lines += scores_lines(split_block.get(row["key"]), split, row_split(split_block, row["key"]))
     lines += ["## Use", "", "```python", "from wamdiff2_ros.model.loader import load_model",
               f"vla = load_model('checkpoints/{name}')", "```", ""]
     return "\n".join(lines)

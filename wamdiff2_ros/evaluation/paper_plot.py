@@ -31,8 +31,7 @@ from wamdiff2_ros.evaluation.planning import HORIZONS_S
 def plot(results: dict[str, Any], registry: dict[str, Any], split_name: str, out: Path) -> Path | None:
     """Write the figure of split ``split_name`` to ``out``; None when the split has no scored row."""
     split = results.get(split_name) or {}
-    baselines = _baselines_of(results, split)
-    rows = [(row, aggregate(recs, baselines)) for row in registry["rows"]
+    rows = [(row, aggregate(recs, _baselines_of(results, split, row["key"]))) for row in registry["rows"]
             if (recs := _records(split, row["key"])) is not None]
     if not rows:
         return None

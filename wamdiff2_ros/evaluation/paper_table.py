@@ -486,8 +486,23 @@ def compute_parity(registry: dict[str, Any], computes: dict[str, Any]) -> tuple[
                       f" {_count(s['samples'])} samples, {s['core_min']:.0f} core-min")
 
 
-def _baselines_of(results: dict[str, Any], split: dict[str, Any]) -> dict[str, Any] | None:
-    return split.get("_train_baselines") or results.get("_train_baselines")
+def _baselines_of(results: dict[str, Any], split: dict[str, Any], key: str | None = None) -> dict[str, Any] | None:
+    """The trivial baselines a row is scored against: its own (``train_baselines``, a row scored with another train
+    split than the store's) else the split's, else the store's."""
+    own = (split.get(key) or {}).get("train_baselines") if key else None
+    return own or split.get("_train_baselines") or results.get("_train_baselines")
+
+
+def row_split(split: dict[str, Any], key: str | None) -> dict[str, Any]:
+    """The split a row was scored on: its own ``split`` (a row on another data path than the split name's, e.g. a
+    lineage whose world rules differ) else the split name's ``_split``."""
+    own = (split.get(key) or {}).get("split") if key else None
+    return own or split.get("_split") or {}
+
+
+def same_data(split: dict[str, Any], a: str | None, b: str | None) -> bool:
+    """Whether rows ``a`` and ``b`` were scored on the same data path (only then are their samples paired)."""
+    return row_split(split, a).get("path") == row_split(split, b).get("path")
 
 
 def markdown(
@@ -498,7 +513,7 @@ def markdown(
     computes = (results.get("_compute") or {}).get("runs") or {}
     baselines = _baselines_of(results, split)
     aggregates = {
-        row["key"]: aggregate(recs, baselines)
+        row["key"]: aggregate(recs, _baselines_of(results, split, row["key"]))
         for row in registry["rows"]
         if (recs := _records(split, row["key"])) is not None
     }
@@ -545,8 +560,11 @@ def markdown(
         own_base = baseline_row(registry, row)
         base_records = _records(split, own_base["key"]) if own_base else None
         if base_records is not None and key != own_base["key"] and key not in own_baselines:
-            m = matched(_records(split, key), base_records)
-            matched_cell = f"{_num(m['mean_a'])} / {_num(m['mean_b'])} (n={m['n']})"
+            if same_data(split, key, own_base["key"]):
+                m = matched(_records(split, key), base_records)
+                matched_cell = f"{_num(m['mean_a'])} / {_num(m['mean_b'])} (n={m['n']})"
+            else:
+                matched_cell = "– (baseline on other data)"
         else:
             matched_cell = "–"
         horizons = " / ".join(_num(v, 2) for v in p["l2_h"]) if p["l2_h"] else "–"
@@ -573,7 +591,8 @@ def markdown(
     student_row, base_row = student_and_baseline(registry)
     base_records = _records(split, base_row["key"]) if base_row else None
     comparison = None
-    if base_records is not None and student_row and _records(split, student_row["key"]) is not None:
+    if (base_records is not None and student_row and _records(split, student_row["key"]) is not None
+            and same_data(split, student_row["key"], base_row["key"])):
         comparison = compare(base_records, _records(split, student_row["key"]), n=bootstrap)
     lines += ["### Student vs the equal-compute AR baseline", ""]
     if comparison and comparison["n"]:
@@ -594,6 +613,8 @@ def markdown(
             + (
                 "no sample where both plans parse."
                 if comparison
+                else "the student and its AR baseline were scored on different data."
+                if base_records is not None and student_row and _records(split, student_row["key"]) is not None
                 else "the student or the AR baseline is not scored on this split."
             )
         )
@@ -603,7 +624,8 @@ def markdown(
                   " the agent drives the constant-velocity fallback instead):", ""]
         lines += [f"- `{text}`: {error}" for text, error in refused]
     lines += ["", "### Targets (shipped student vs the equal-compute AR baseline)", ""]
-    judged = targets(split, registry, aggregates, comparison, baselines, bootstrap)
+    judged = targets(split, registry, aggregates, comparison,
+                     _baselines_of(results, split, student_row["key"] if student_row else None), bootstrap)
     for name, ok, numbers in [compute_parity(registry, computes), *judged]:
         lines.append(f"- {name}: **{_mark(ok)}** ({numbers})")
     lines.append("")
@@ -636,6 +658,18 @@ def _notes(
                 f" ({' -> '.join(row['teacher_lineage'])}): {_compute_text(row['teacher_lineage'], computes)};"
                 " not in the row's compute."
             )
+    others: dict[str, list[str]] = {}
+    for row in registry["rows"]:
+        own = (split.get(row["key"]) or {}).get("split")
+        if own:
+            others.setdefault(str(own.get("path")), []).append(row["key"])
+    for path, keys in others.items():
+        own_base = (split.get(keys[0]) or {}).get("train_baselines") or {}
+        out.append(
+            f"- Scored on `{path}` instead ({', '.join(f'`{k}`' for k in keys)}): the same worlds (seeds) rendered"
+            " under that lineage's own world rules (its `synth_config.json`); such a row is matched only against"
+            f" rows on the same data, and its trivial baselines come from {own_base.get('source', 'that data')}."
+        )
     source = baselines["source"] if baselines else "the scored split itself (no train-split baselines stored)"
     out.append(
         f"- Trivial baselines from {source}: QA majority = the most common answer per question type;"
@@ -755,9 +789,12 @@ def _score_command(args: argparse.Namespace) -> int:
     }
     train = Path(args.train) if args.train else Path(args.split).parent / "synth-train"
     stored = read_store(store).get("_train_baselines")
-    if train.is_dir() and (stored is None or stored.get("source") != f"train split ({train})"):
+    own_baselines = None  # this train split's, kept with each row when the store's come from another
+    if train.is_dir() and stored is None:
         baselines = heldout.train_baselines(train, seed=args.train_seed)
         update_store(store, lambda r: r.__setitem__("_train_baselines", baselines))
+    elif train.is_dir() and stored.get("source") != f"train split ({train})":
+        own_baselines = heldout.train_baselines(train, seed=args.train_seed)
     elif not train.is_dir():
         print(f"no train split at {train}: the trivial baselines come from the scored split", file=sys.stderr)
     cache = Path(args.cache) if args.cache else runs / "cache"
@@ -803,11 +840,17 @@ def _score_command(args: argparse.Namespace) -> int:
                 max_new_tokens=args.max_new_tokens,
                 end_in_order=end_in_order_tasks(row),
             )
-        entry["aggregate"] = aggregate(entry["records"], read_store(store).get("_train_baselines"))
+        if own_baselines is not None:
+            entry["train_baselines"] = own_baselines
+        entry["aggregate"] = aggregate(entry["records"], own_baselines or read_store(store).get("_train_baselines"))
 
         def put(results: dict[str, Any], key: str = key, entry: dict[str, Any] = entry) -> None:
             split = results.setdefault(args.name, {})
-            split["_split"] = split_info
+            named = split.get("_split")
+            if named is not None and named.get("path") != split_info["path"]:  # the name holds other data: the row
+                entry["split"] = split_info  # keeps its own, and the name's rows keep theirs
+            else:
+                split["_split"] = split_info
             split[key] = entry
 
         update_store(store, put)

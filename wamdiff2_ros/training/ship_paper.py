@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     dst = copy_model(runs / row["run"], Path(args.out) / args.name)
     if row.get("threshold") is not None:  # the row's decode threshold becomes the checkpoint's own default
         write_own_threshold(dst, float(row["threshold"]), row.get("task_thresholds"), end_in_order_tasks(row))
-    (dst / "README.md").write_text(paper_card.card(args.name, row, registry, runs, store, args.split))
+    (dst / "README.md").write_text(paper_card.card(args.name, row, registry, runs, store, args.split, dst))
     print(f"{dst}: {sum(p.stat().st_size for p in dst.iterdir()) / 1e6:.1f} MB")
     return 0
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The splits shipping rule v5 reads (docs/runs/paper.yaml), written with the recipe's data-phase settings
+# (tools/paper_recipe.sh data: 256x128, all 8 cameras, the same world seeds): runs/data8w synth-train (24 logs x 60
+# frames, seed 1) and synth-val-l2 (12 x 40, seed 6) under the world rules COMMAND_HORIZON=4 LAMP_VISOR=35, and
+# runs/data8/synth-val-l2 (12 x 40, seed 6) under the old rules (0 and 60) for the shipped student. `test` writes
+# runs/data8w/synth-test (8 x 40, seed 4), scored once, only if the candidate ships. Two processes; a split already
+# written is skipped.
+set -euo pipefail
+cd /work/main
+PY=.venv/bin/python
+split() {  # split ROOT NAME LOGS FRAMES SEED HORIZON VISOR
+  "$PY" - "$@" <<'PYEOF'
+import sys
+from pathlib import Path
+from wamdiff2_ros.data.synth import synthesize
+from wamdiff2_ros.model.prompts import CAMERAS
+root, name, logs, frames, seed, horizon, visor = sys.argv[1:]
+out = Path(root) / name
+if (out / "navsim_logs" / "synthetic" / f"synthetic_s{seed}_{int(logs) - 1:04d}.pkl").is_file():
+    print(f"{out}: present")
+    sys.exit(0)
+synthesize(out, num_logs=int(logs), num_frames=int(frames), seed=int(seed), cameras=tuple(CAMERAS), size=(256, 128),
+           progress=False, command_horizon_s=float(horizon), lamp_visor_deg=float(visor))
+print(f"{out}: written")
+PYEOF
+}
+if [ "${1:-}" = test ]; then split runs/data8w synth-test 8 40 4 4 35; exit; fi
+split runs/data8w synth-train 24 60 1 4 35 &
+TRAIN=$!
+split runs/data8w synth-val-l2 12 40 6 4 35
+split runs/data8 synth-val-l2 12 40 6 0 60
+wait $TRAIN
