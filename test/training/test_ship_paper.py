@@ -20,6 +20,19 @@ def _run(root, name, steps, wall_s, init="", teacher=""):
     (d / "config.json").write_text("{}")
 
 
+def _ship_rows(tmp_path, monkeypatch, registry_text, ships):
+    """Ship ``(row, name)`` pairs of a registry (no score store) from tmp_path/runs; the checkpoints folder."""
+    registry = tmp_path / "paper.yaml"
+    registry.write_text(registry_text)
+    monkeypatch.setattr(paper_card, "ARCHIVE", tmp_path / "archive")
+    out = tmp_path / "checkpoints"
+    common = ["--runs", str(tmp_path / "runs"), "--registry", str(registry), "--store", str(tmp_path / "none.json"),
+              "--out", str(out)]
+    for row, name in ships:
+        assert ship_paper.main(["--row", row, "--name", name, *common]) == 0
+    return out
+
+
 def test_config_of_follows_the_recipe():
     assert paper_card.config_of("tiny-b16") == ("adapt", "adapt_b16.yaml")
     assert paper_card.config_of("mid-b32") == ("adapt", "mid_adapt_b32.yaml")
@@ -77,15 +90,11 @@ def test_a_row_with_its_own_threshold_ships_it_as_the_decode_default(tmp_path, m
     runs = tmp_path / "runs"
     _run(runs, "tiny-b32", 50, 300.0)
     (runs / "tiny-b32" / "generation_config.json").write_text(json.dumps({"eos_token_id": 2}))
-    registry = tmp_path / "paper.yaml"
-    registry.write_text("rows:\n  - key: b32\n    label: student\n    run: tiny-b32\n    block_size: 32\n    lineage: [tiny-b32]\n"
-                        "  - key: b32-loose\n    label: student, own threshold\n    run: tiny-b32\n    block_size: 32\n"
-                        "    lineage: [tiny-b32]\n    threshold: 0.3\n    task_thresholds: {understanding: 0.9}\n")
-    monkeypatch.setattr(paper_card, "ARCHIVE", tmp_path / "archive")
-    out = tmp_path / "checkpoints"
-    common = ["--runs", str(runs), "--registry", str(registry), "--store", str(tmp_path / "none.json"), "--out", str(out)]
-    assert ship_paper.main(["--row", "b32", "--name", "plain", *common]) == 0
-    assert ship_paper.main(["--row", "b32-loose", "--name", "loose", *common]) == 0
+    out = _ship_rows(tmp_path, monkeypatch,
+                     "rows:\n  - key: b32\n    label: student\n    run: tiny-b32\n    block_size: 32\n    lineage: [tiny-b32]\n"
+                     "  - key: b32-loose\n    label: student, own threshold\n    run: tiny-b32\n    block_size: 32\n"
+                     "    lineage: [tiny-b32]\n    threshold: 0.3\n    task_thresholds: {understanding: 0.9}\n",
+                     [("b32", "plain"), ("b32-loose", "loose")])
     assert decode_threshold(None, out / "plain") == 0.9  # no threshold named: the default
     assert decode_threshold(None, out / "loose") == 0.3
     assert own_task_thresholds(out / "loose") == {"understanding": 0.9} and own_task_thresholds(out / "plain") == {}
@@ -104,15 +113,10 @@ def test_the_card_names_the_cameras_and_world_rules_of_its_data(tmp_path, monkey
     (runs / "world-b32" / "generation_config.json").write_text(
         json.dumps({"world_rules": {"command_horizon_s": 4.0, "lamp_visor_deg": 35.0}}))
     _run(runs, "tiny-b32", 50, 300.0)
-    registry = tmp_path / "paper.yaml"
-    registry.write_text("rows:\n  - key: w\n    label: world\n    run: world-b32\n    block_size: 32\n"
-                        "    lineage: [world-b32]\n  - key: f\n    label: front\n    run: tiny-b32\n    block_size: 32\n"
-                        "    lineage: [tiny-b32]\n")
-    monkeypatch.setattr(paper_card, "ARCHIVE", tmp_path / "archive")
-    out = tmp_path / "checkpoints"
-    common = ["--runs", str(runs), "--registry", str(registry), "--store", str(tmp_path / "none.json"), "--out", str(out)]
-    assert ship_paper.main(["--row", "w", "--name", "w", *common]) == 0
-    assert ship_paper.main(["--row", "f", "--name", "f", *common]) == 0
+    out = _ship_rows(tmp_path, monkeypatch,
+                     "rows:\n  - key: w\n    label: world\n    run: world-b32\n    block_size: 32\n"
+                     "    lineage: [world-b32]\n  - key: f\n    label: front\n    run: tiny-b32\n    block_size: 32\n"
+                     "    lineage: [tiny-b32]\n", [("w", "w"), ("f", "f")])
     card = (out / "w" / "README.md").read_text()
     assert "3 cameras CAM_F0, CAM_L0, CAM_B0 (each sample the front camera and a random subset" in card
     assert "world rules command_horizon_s 4, lamp_visor_deg 35" in card

@@ -9,7 +9,6 @@ from their archive ``docs/runs/paper/``. Shipping the row is ``training.ship_pap
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -114,12 +113,11 @@ def cameras_text(runs: Path, lineage: Sequence[str]) -> str:
 
 def world_rules_text(checkpoint: Path) -> str:
     """The world rules of the checkpoint's training data (``generation_config.json`` ``world_rules``)."""
-    from wamdiff2_ros.data.world.rules import WORLD_RULES_KEY, checkpoint_world_rules
+    from wamdiff2_ros.data.world.rules import WORLD_RULES_KEY, checked_world_rules, checkpoint_world_rules
 
-    config = checkpoint / "generation_config.json"
-    named = config.is_file() and bool(json.loads(config.read_text()).get(WORLD_RULES_KEY))
-    values = ", ".join(f"{k} {v:g}" for k, v in sorted(checkpoint_world_rules(checkpoint).items()))
-    if not named:
+    rules = checkpoint_world_rules(checkpoint)
+    values = ", ".join(f"{k} {v:g}" for k, v in sorted(rules.items()))
+    if rules == checked_world_rules({}):
         return f"the world's default rules ({values})"
     return (f"world rules {values} (`generation_config.json` `{WORLD_RULES_KEY}`; the closed loop and sim_node run"
             " the model under them)")

@@ -591,8 +591,8 @@ def markdown(
     student_row, base_row = student_and_baseline(registry)
     base_records = _records(split, base_row["key"]) if base_row else None
     comparison = None
-    if (base_records is not None and student_row and _records(split, student_row["key"]) is not None
-            and same_data(split, student_row["key"], base_row["key"])):
+    both_scored = base_records is not None and student_row and _records(split, student_row["key"]) is not None
+    if both_scored and same_data(split, student_row["key"], base_row["key"]):
         comparison = compare(base_records, _records(split, student_row["key"]), n=bootstrap)
     lines += ["### Student vs the equal-compute AR baseline", ""]
     if comparison and comparison["n"]:
@@ -614,7 +614,7 @@ def markdown(
                 "no sample where both plans parse."
                 if comparison
                 else "the student and its AR baseline were scored on different data."
-                if base_records is not None and student_row and _records(split, student_row["key"]) is not None
+                if both_scored
                 else "the student or the AR baseline is not scored on this split."
             )
         )
