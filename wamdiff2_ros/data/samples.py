@@ -144,20 +144,28 @@ def _base_meta(scene: Scene) -> dict[str, Any]:
 
 
 def planning_sample(scene: Scene, cameras: Sequence[str] = ("CAM_F0",), frames_per_camera: int = 1,
-                    plan_style: str = "plain") -> Sample:
-    """The reference's planning sample: command, velocity, acceleration -> 8 waypoints (``codecs.PLAN_STYLES``)."""
+                    plan_style: str = "plain", cruise_telemetry: bool = False) -> Sample:
+    """The reference's planning sample: command, velocity, acceleration -> 8 waypoints (``codecs.PLAN_STYLES``).
+
+    ``cruise_telemetry``: the prompt reports the acceleration as (0, 0), as a car at a steady speed on a straight
+    road would (the plan is unchanged), so the braking or the turn it holds must be read from the images and command
+    (``DataConfig.cruise_telemetry``); ``meta["cruise_telemetry"]`` records it.
+    """
     frame = scene.current_frame
     command = prompts.command_from_one_hot(frame.ego_status.driving_command)
     trajectory = scene.future_trajectory(prompts.NUM_WAYPOINTS)
     images = _image_list(scene, cameras, frames_per_camera)
+    acceleration = (0.0, 0.0) if cruise_telemetry else tuple(float(v) for v in frame.ego_status.ego_acceleration)
     question = prompts.planning_question(
         command,
         tuple(float(v) for v in frame.ego_status.ego_velocity),
-        tuple(float(v) for v in frame.ego_status.ego_acceleration),
+        acceleration,
         num_images=len(images),
         cameras=tuple(cameras),
     )
     meta = _base_meta(scene) | {"command": command, "trajectory": np.round(trajectory, 4).tolist()}
+    if cruise_telemetry:
+        meta["cruise_telemetry"] = True
     return Sample("planning", f"{scene.token}_planning", images, question,
                   codecs.encode_planning(trajectory[:, :2], plan_style), meta)
 

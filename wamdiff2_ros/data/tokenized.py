@@ -59,6 +59,11 @@ class DataConfig:
     # (1 to all, in NAVSIM order, deterministic from seed), so a model answers for any cameras a vehicle has;
     # "keep_first": the first of `cameras` (the front camera) always, with a random subset of the others (0 to all)
     camera_subsets: str = ""
+    # the fraction of planning samples (deterministic from seed) whose prompt reports the acceleration as (0, 0),
+    # the plan unchanged (``samples.planning_sample``'s cruise_telemetry): in the logs the autopilot's own braking
+    # and turning show in the telemetry before the plan, so a model can copy it instead of reading the scene; in
+    # closed loop a model that has not braked yet reports none. 0: off; part of the tokenised cache's key
+    cruise_telemetry: float = 0.0
 
 
 CAMERA_SUBSETS = ("", "random", "keep_first")
@@ -105,12 +110,14 @@ def build_samples(data: DataConfig) -> list[Any]:
         raise ValueError(f"no scenes in {logs_dir} (logs need >= 12 frames with a route)")
     rng = random.Random(data.seed)
     camera_rng = random.Random(f"cameras-{data.seed}")  # its own stream: the QA choice stays as without subsets
+    cruise_rng = random.Random(f"cruise-{data.seed}")  # (likewise)
     samples: list[Any] = []
     maps: dict[str, Any] = {}
     for scene in logs:
         cameras = scene_cameras(data.cameras, data.camera_subsets, camera_rng)
         if "planning" in data.tasks:
-            samples.append(planning_sample(scene, cameras, plan_style=data.plan_style))
+            cruise = data.cruise_telemetry > 0 and cruise_rng.random() < data.cruise_telemetry
+            samples.append(planning_sample(scene, cameras, plan_style=data.plan_style, cruise_telemetry=cruise))
         if "perception" in data.tasks and scene.current_frame.annotations is not None:
             sample = perception_sample(scene, cameras)
             boxes = visible_boxes(scene.current_frame, cameras)[: data.max_boxes]
@@ -142,6 +149,8 @@ def _cache_key(data: DataConfig, vla: Any) -> str:
         payload["plan_style"] = data.plan_style
     if data.camera_subsets:  # (likewise)
         payload["camera_subsets"] = data.camera_subsets
+    if data.cruise_telemetry:  # (likewise)
+        payload["cruise_telemetry"] = data.cruise_telemetry
     prompt_format = getattr(vla, "prompt_format", "wamdiff2_ros")
     if prompt_format != "wamdiff2_ros":  # the questions are tokenised in the model's format (build_inputs)
         payload["prompt_format"] = prompt_format

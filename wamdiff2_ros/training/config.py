@@ -114,6 +114,9 @@ class TrainConfig:
         unknown_cams = [c for c in self.data.cameras if c not in CAMERAS]
         if unknown_cams or not self.data.cameras:
             raise bad("data.cameras", f"must be a non-empty subset of {', '.join(CAMERAS)}")
+        cruise = self.data.cruise_telemetry
+        if isinstance(cruise, bool) or not isinstance(cruise, (int, float)) or not 0.0 <= cruise <= 1.0:
+            raise bad("data.cruise_telemetry", "must be a fraction in [0, 1] (0: off)")
         for key in ("oversample_starts", "oversample_turns"):
             factor = getattr(self.data, key)
             if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
