@@ -1,46 +1,56 @@
-"""Diagnostic: how much a model's plan (at 1 s, what the closed loop's speed control reads, and at 4 s) follows the prompt's acceleration vs the scene (no rule, no choice)."""
-import sys, cv2, numpy as np
+"""Diagnostic (no rule, no choice): how a model's plan follows the prompt's acceleration rather than the scene, at
+1 s (what the closed loop's speed control reads) and at 4 s. Usage: telemetry_probe.py SPLIT MODEL [MODEL ...]"""
+
+import sys
+
+import numpy as np
+
+from wamdiff2_ros.agent import EgoMotion
 from wamdiff2_ros.data.navsim import NavsimLogs
 from wamdiff2_ros.data.tokenized import DataConfig, resolve_dirs
-from wamdiff2_ros.data.samples import _image_list
-from wamdiff2_ros.model import prompts
 from wamdiff2_ros.evaluation.closed_loop.policies import ModelPolicy
-from wamdiff2_ros.agent import EgoMotion
-split = sys.argv[1]
-models = sys.argv[2:]
-logs_dir, blobs = resolve_dirs(DataConfig(logs_dir=split))
-logs = NavsimLogs(logs_dir, blobs, frame_interval=1)
-rows = []
-for i in range(0, len(logs), 7):
-    s = logs[i]
-    f = s.current_frame
-    v = tuple(float(x) for x in f.ego_status.ego_velocity)
-    a = tuple(float(x) for x in f.ego_status.ego_acceleration)
-    if v[0] < 2.0:
-        continue
-    gt = s.future_trajectory(prompts.NUM_WAYPOINTS)
-    img = cv2.cvtColor(cv2.imread(_image_list(s, ("CAM_F0",), 1)[0]), cv2.COLOR_BGR2RGB)
-    rows.append((v, a, prompts.command_from_one_hot(f.ego_status.driving_command), img, gt))
-    if len(rows) >= 40:
-        break
-print(f"{len(rows)} moving scenes from {split}")
-for m in models:
-    pol = ModelPolicy(m)
-    res = {"real": [], "zero": [], "brake": [], "gt": [], "cv": []}
-    one = {"real": [], "zero": [], "brake": [], "gt": [], "cv": []}
-    for v, a, cmd, img, gt in rows:
-        for key, acc in (("real", a), ("zero", (0.0, 0.0)), ("brake", (-3.0, 0.0))):
-            out = pol.agent.step({"CAM_F0": img}, EgoMotion(v, acc), cmd)
-            res[key].append(float(np.asarray(out.trajectory)[-1, 0]))
-            one[key].append(float(np.asarray(out.trajectory)[1, 0]))
-        res["gt"].append(float(gt[-1, 0])); res["cv"].append(4.0 * v[0])
-        one["gt"].append(float(gt[1, 0])); one["cv"].append(1.0 * v[0])
-    r = {k: np.array(x) for k, x in res.items()}
-    err = lambda k: float(np.mean(np.abs(r[k] - r["gt"])))
-    print(f"{m}: x@4s mean real {r['real'].mean():.2f} zero {r['zero'].mean():.2f} brake(-3) {r['brake'].mean():.2f} "
-          f"gt {r['gt'].mean():.2f} cv {r['cv'].mean():.2f} | |x-gt| real {err('real'):.2f} zero {err('zero'):.2f} cv {err('cv'):.2f} "
-          f"| corr(real-zero, a_x) {np.corrcoef(r['real'] - r['zero'], [row[1][0] for row in rows])[0, 1]:.2f}")
-    o = {k: np.array(x) for k, x in one.items()}
-    e1 = lambda k: float(np.mean(np.abs(o[k] - o["gt"])))
-    print(f"  x@1s mean real {o['real'].mean():.2f} zero {o['zero'].mean():.2f} brake(-3) {o['brake'].mean():.2f} "
-          f"gt {o['gt'].mean():.2f} cv {o['cv'].mean():.2f} | |x-gt| real {e1('real'):.2f} zero {e1('zero'):.2f} cv {e1('cv'):.2f}")
+from wamdiff2_ros.model import prompts
+
+ACCELERATIONS = {"real": None, "zero": (0.0, 0.0), "brake(-3)": (-3.0, 0.0)}  # None: the logged one
+HORIZONS = {"4s": -1, "1s": 1}  # waypoint index (2 Hz)
+
+
+def moving_scenes(split: str, every: int = 7, limit: int = 40) -> list[tuple]:
+    """(velocity, acceleration, command, front image, ground-truth future) of every ``every``-th scene moving > 2 m/s."""
+    logs = NavsimLogs(*resolve_dirs(DataConfig(logs_dir=split)), frame_interval=1)
+    rows = []
+    for i in range(0, len(logs), every):
+        scene = logs[i]
+        ego = scene.current_frame.ego_status
+        v = tuple(float(x) for x in ego.ego_velocity)
+        if v[0] < 2.0:
+            continue
+        rows.append((v, tuple(float(x) for x in ego.ego_acceleration), prompts.command_from_one_hot(ego.driving_command),
+                     scene.load_images(("CAM_F0",)), scene.future_trajectory(prompts.NUM_WAYPOINTS)))
+        if len(rows) >= limit:
+            break
+    return rows
+
+
+def main(split: str, models: list[str]) -> None:
+    rows = moving_scenes(split)
+    print(f"{len(rows)} moving scenes from {split}")
+    gt = np.stack([row[4][:, 0] for row in rows])
+    cv = np.stack([row[0][0] * 0.5 * np.arange(1, prompts.NUM_WAYPOINTS + 1) for row in rows])
+    a_x = [row[1][0] for row in rows]
+    for model in models:
+        policy = ModelPolicy(model)
+        x = {key: np.stack([np.asarray(policy.agent.step(images, EgoMotion(v, acc or a), cmd).trajectory)[:, 0]
+                            for v, a, cmd, images, _ in rows])
+             for key, acc in ACCELERATIONS.items()}
+        for name, k in HORIZONS.items():
+            means = " ".join(f"{key} {x[key][:, k].mean():.2f}" for key in ACCELERATIONS)
+            err = " ".join(f"{key} {np.abs(v[:, k] - gt[:, k]).mean():.2f}"
+                           for key, v in (("real", x["real"]), ("zero", x["zero"]), ("cv", cv)))
+            corr = f" | corr(real-zero, a_x) {np.corrcoef(x['real'][:, k] - x['zero'][:, k], a_x)[0, 1]:.2f}"
+            print(f"{model} x@{name} mean {means} gt {gt[:, k].mean():.2f} cv {cv[:, k].mean():.2f} | |x-gt| {err}"
+                  + (corr if name == "4s" else ""))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
