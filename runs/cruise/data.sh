@@ -4,15 +4,5 @@
 # default rules command_horizon_s 0, lamp_visor_deg 60), as tools/paper_recipe.sh data writes it. Skipped if present.
 set -euo pipefail
 cd /work/main
-.venv/bin/python - <<'PYEOF'
-from pathlib import Path
-from wamdiff2_ros.data.synth import synthesize
-from wamdiff2_ros.model.prompts import CAMERAS
-out = Path("runs/data8/synth-train")
-if (out / "navsim_logs" / "synthetic" / "synthetic_s1_0023.pkl").is_file():
-    print(f"{out}: present")
-else:
-    synthesize(out, num_logs=24, num_frames=60, seed=1, cameras=tuple(CAMERAS), size=(256, 128), progress=False,
-               command_horizon_s=0.0, lamp_visor_deg=60.0)
-    print(f"{out}: written")
-PYEOF
+source runs/paper6/split.sh
+split runs/data8 synth-train 24 60 1 0 60

@@ -9,22 +9,7 @@
 set -euo pipefail
 cd /work/main
 PY=.venv/bin/python
-split() {  # split ROOT NAME LOGS FRAMES SEED HORIZON VISOR
-  "$PY" - "$@" <<'PYEOF'
-import sys
-from pathlib import Path
-from wamdiff2_ros.data.synth import synthesize
-from wamdiff2_ros.model.prompts import CAMERAS
-root, name, logs, frames, seed, horizon, visor = sys.argv[1:]
-out = Path(root) / name
-if (out / "navsim_logs" / "synthetic" / f"synthetic_s{seed}_{int(logs) - 1:04d}.pkl").is_file():
-    print(f"{out}: present")
-    sys.exit(0)
-synthesize(out, num_logs=int(logs), num_frames=int(frames), seed=int(seed), cameras=tuple(CAMERAS), size=(256, 128),
-           progress=False, command_horizon_s=float(horizon), lamp_visor_deg=float(visor))
-print(f"{out}: written")
-PYEOF
-}
+source runs/paper6/split.sh
 if [ "${1:-}" = test ]; then split runs/data8w synth-val 4 40 2 4 35; split runs/data8w synth-test 8 40 4 4 35; exit; fi
 split runs/data8w synth-train 24 60 1 4 35 &
 TRAIN=$!

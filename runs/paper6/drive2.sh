@@ -3,13 +3,14 @@
 # data phase makes only the splits the rule reads (runs/data8w synth-train and synth-val-l2, and runs/data8
 # synth-val-l2 for the shipped student, written beforehand with the data phase's settings), and the equal-compute AR
 # runs beside stage I to III from the moment its start (the restyled AR) exists, instead of after them. The recipe and
-# every run's settings are drive.sh's. Resumable like it: start it again.
+# every run's settings are drive.sh's. Resumable like it: start it again. Another lineage on this schedule sets RUNS,
+# DATA, COMMAND_HORIZON, LAMP_VISOR or OVERRIDES before it (runs/paper7/drive.sh); unset, they are rule v5's.
 set -euo pipefail
 cd /work/main
-export RUNS=runs/paper6 DATA=runs/data8w DATA_CAMERAS=all COMMAND_HORIZON=4 LAMP_VISOR=35 AR_START=tiny-ar-restyled
-export AR_EQUAL_STEPS=3800 CONVERGED_FROM=runs/paper2/tiny-ar
-export OVERRIDES="data.plan_style=fixed1 data.cameras=[CAM_F0,CAM_L0,CAM_L1,CAM_L2,CAM_R0,CAM_R1,CAM_R2,CAM_B0] data.camera_subsets=keep_first"
-R=tools/.recipe_paper6.sh
+export RUNS=${RUNS:-runs/paper6} DATA=${DATA:-runs/data8w} COMMAND_HORIZON=${COMMAND_HORIZON:-4} LAMP_VISOR=${LAMP_VISOR:-35}
+export DATA_CAMERAS=all AR_START=tiny-ar-restyled AR_EQUAL_STEPS=3800 CONVERGED_FROM=runs/paper2/tiny-ar
+export OVERRIDES=${OVERRIDES:-"data.plan_style=fixed1 data.cameras=[CAM_F0,CAM_L0,CAM_L1,CAM_L2,CAM_R0,CAM_R1,CAM_R2,CAM_B0] data.camera_subsets=keep_first"}
+R=tools/.recipe_$(basename "$RUNS").sh
 [ -x "$R" ] || cp tools/paper_recipe.sh "$R"
 done_run() { [ -f "$RUNS/$1/train_summary.json" ]; }
 phase() {  # phase NAME LAST_RUN

@@ -10,11 +10,8 @@ PY=.venv/bin/python
 OUT=runs/v6
 mkdir -p $OUT
 W=${WORKERS:-2}
-[ -f runs/data8/synth-val-l2/navsim_logs/synthetic/synthetic_s6_0011.pkl ] || $PY -c "
-from wamdiff2_ros.data.synth import synthesize
-from wamdiff2_ros.model.prompts import CAMERAS
-synthesize('runs/data8/synth-val-l2', num_logs=12, num_frames=40, seed=6, cameras=tuple(CAMERAS), size=(256, 128),
-           progress=False)"
+source runs/paper6/split.sh
+split runs/data8 synth-val-l2 12 40 6 0 60
 CL=(--baselines '' --routes 20 --seed 5 --threads 1 --workers "$W")
 score=(-m wamdiff2_ros.evaluation.paper_table score --registry runs/paper7/registry.yaml --runs . --name val-l2
        --train runs/data8/synth-train --mixed-scenes 0 --quiet --split runs/data8/synth-val-l2)
