@@ -36,6 +36,8 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
                            "wamdiff2_ros.bench.train_step:train_step"),
             "sweep": ("planning L2 and QA against tokens/forward over confidence thresholds",
                       "wamdiff2_ros.bench.sweep:sweep"),
+            "paired-speed": ("tokens/s of checkpoints timed interleaved on the same scenes, ratios with intervals",
+                             "wamdiff2_ros.bench.paired_speed:paired_speed"),
             "trace": ("which tokens each denoise step commits on one held-out sample",
                       "wamdiff2_ros.bench.trace:trace"),
             "agent-tasks": ("per-frame DrivingAgent latency of the three tasks, with and without a shared prefix",

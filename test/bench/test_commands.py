@@ -12,10 +12,11 @@ from helpers_ros import REPO
 
 from wamdiff2_ros import cli
 
-SUBCOMMANDS = ("decode", "decode-profile", "synth", "train-step", "sweep", "trace", "agent-tasks", "gpu-prefix-check")
+SUBCOMMANDS = ("decode", "decode-profile", "synth", "train-step", "sweep", "paired-speed", "trace", "agent-tasks", "gpu-prefix-check")
 # bench/<script>: the sub-command it launches (ros_latency.py starts ROS nodes: a script of its own)
 LAUNCHERS = {"decode.py": "decode", "decode_profile.py": "decode-profile", "synth.py": "synth",
-             "threshold_sweep.py": "sweep", "agent_tasks.py": "agent-tasks", "gpu_prefix_check.py": "gpu-prefix-check"}
+             "threshold_sweep.py": "sweep", "paired_speed.py": "paired-speed", "agent_tasks.py": "agent-tasks",
+             "gpu_prefix_check.py": "gpu-prefix-check"}
 
 
 def _help(run, capsys) -> str:

@@ -157,7 +157,7 @@ def gt_boxes(row: dict[str, Any]) -> list[dict[str, Any]]:
     return [_box(b) for b in value]
 
 
-def _config(block_size: int, threshold: float | Mapping[str, float], max_new_tokens: int, task: str = "planning",
+def task_config(block_size: int, threshold: float | Mapping[str, float], max_new_tokens: int, task: str = "planning",
             end_in_order: bool | Collection[str] = False) -> Any:
     """The decode config of ``task``; ``threshold`` may map tasks to their own (tasks not named get 0.9),
     ``end_in_order`` may name the tasks it is on for."""
@@ -238,7 +238,7 @@ def score(
     ``end_in_order``: ``DecodeConfig.end_in_order``, for every task or the tasks named (recorded when on).
     """
 
-    configs = {task: _config(block_size, threshold, max_new_tokens, task, end_in_order) for task in TASKS}
+    configs = {task: task_config(block_size, threshold, max_new_tokens, task, end_in_order) for task in TASKS}
     if rows:  # one untimed decode first: engine set-up is not decode speed
 
         generate(vla, prompt_of(rows[0]), configs[rows[0]["task"]])
@@ -267,6 +267,17 @@ def _speed(generated: int, forwards: int, decode_ms: float) -> dict[str, Any]:
     }
 
 
+def scene_tasks(rows: Sequence[dict[str, Any]], n_scenes: int = 0) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{scene: {task: row}}`` of the scenes that have all three tasks, up to ``n_scenes`` spread evenly (0: all)."""
+    by_scene: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        by_scene.setdefault(scene_of(row["id"]), {}).setdefault(row["task"], row)
+    scenes = [s for s, tasks in by_scene.items() if all(t in tasks for t in TASKS)]
+    if n_scenes and len(scenes) > n_scenes:
+        scenes = [scenes[i] for i in np.unique(np.linspace(0, len(scenes) - 1, n_scenes).round().astype(int))]
+    return {s: by_scene[s] for s in scenes}
+
+
 def time_mixed(
     vla: Any,
     rows: Sequence[dict[str, Any]],
@@ -282,13 +293,9 @@ def time_mixed(
     Each scene's planning, perception and understanding prompts are decoded one after another,
     as a driving node asks them; the totals are over all of them, ``per_task`` splits them.
     """
-    by_scene: dict[str, dict[str, dict[str, Any]]] = {}
-    for row in rows:
-        by_scene.setdefault(scene_of(row["id"]), {}).setdefault(row["task"], row)
-    scenes = [s for s, tasks in by_scene.items() if all(t in tasks for t in TASKS)]
-    if n_scenes and len(scenes) > n_scenes:
-        scenes = [scenes[i] for i in np.unique(np.linspace(0, len(scenes) - 1, n_scenes).round().astype(int))]
-    configs = {task: _config(block_size, threshold, max_new_tokens, task, end_in_order) for task in TASKS}
+    by_scene = scene_tasks(rows, n_scenes)
+    scenes = list(by_scene)
+    configs = {task: task_config(block_size, threshold, max_new_tokens, task, end_in_order) for task in TASKS}
     totals = {task: [0, 0, 0.0] for task in TASKS}
     if scenes:
         generate(vla, prompt_of(by_scene[scenes[0]]["planning"]), configs["planning"])  # untimed warm-up

@@ -469,6 +469,38 @@ def targets(
             f" ({_num(mixed, 2)}x, {ms.get('scenes', 0)} scenes)",
         )
     )
+    out += paired_speed_targets(split.get(PAIRED_KEY), student_row["key"], base_row["key"])
+    return out
+
+
+PAIRED_KEY = "_paired_speed"  # a split's result of `wamdiff2 bench paired-speed --store` (bench.paired_speed)
+
+
+def paired_speed_targets(entry: dict[str, Any] | None, student: str, baseline: str,
+                         threads: int = 1) -> list[tuple[str, bool | None, str]]:
+    """The speed targets on the interleaved timing of the two rows: met when the interval's lower end reaches them.
+
+    Nothing when the split holds no such timing of these two rows (``--row`` names them) at ``threads``.
+    """
+    if not entry:
+        return []
+    names = {row: name for name, row in (entry.get("rows") or {}).items()}
+    run = next((r for r in entry.get("runs", []) if r.get("threads") == threads), None)
+    if run is None or student not in names or names.get(baseline) != entry.get("baseline"):
+        return []
+    out = []
+    for workload, target in (("planning", TARGET_PLANNING_SPEEDUP), ("mixed", TARGET_MIXED_SPEEDUP)):
+        w = run["models"][names[student]]["workloads"][workload]
+        base = run["models"][names[baseline]]["workloads"][workload]
+        v = w["vs_baseline"]
+        what = "planning" if workload == "planning" else "mixed three-task"
+        out.append((
+            f"{what} tokens/s >= {target:g}x AR, timed interleaved (the 95% interval's lower end)",
+            v["low"] >= target,
+            f"{w['tokens_per_second']:.1f} vs AR {base['tokens_per_second']:.1f} tokens/s ({v['ratio']:.2f}x, 95% CI"
+            f" [{v['low']:.2f}, {v['high']:.2f}]; {entry['scenes']} scenes x {entry['repeats']} repeats, {threads}"
+            f" thread{'s' if threads > 1 else ''}, {run['machine'].split(' CPU')[0]}, {entry['date']})",
+        ))
     return out
 
 
