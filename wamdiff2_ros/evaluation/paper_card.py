@@ -195,8 +195,9 @@ def card(name: str, row: dict[str, Any], registry: dict[str, Any], runs: Path, s
                   " the validation data it was judged on and the outcome).", ""]
     if row.get("threshold") is not None:
         same = [r["key"] for r in registry["rows"] if r["run"] == row["run"] and r.get("threshold") is None]
-        own = "".join(f"; {task} {value:g} (`task_confidence_thresholds`)"
-                      for task, value in (row.get("task_thresholds") or {}).items())
+        tasks = row.get("task_thresholds") or {}
+        own = ("; " + ", ".join(f"{task} {value:g}" for task, value in tasks.items())
+               + " (`task_confidence_thresholds`)") if tasks else ""
         ends = end_in_order_tasks(row)
         own += f"; end tokens in order for {', '.join(ends)} (`end_in_order_tasks`)" if ends else ""
         lines += [f"Decoding default: confidence threshold {row['threshold']:g}{own}, written into"
