@@ -155,7 +155,7 @@ def test_heldout_scoring_and_shipping(ladder, tmp_path):
     from wamdiff2_ros.evaluation import heldout
 
     plan_row = samples["planning"][0]  # 8 tokens cannot hold 8 waypoints: refused
-    record = heldout.score_row(result.vla, plan_row, heldout._config(4, 0.9, 8))
+    record = heldout.score_row(result.vla, plan_row, heldout.task_config(4, 0.9, 8))
     assert not record["parsed"] and record["error"] and isinstance(record["text"], str)
     assert record["l2_h_pred"] is None and len(record["l2_h"]) == 4  # the fallback is driven, not the model's answer
     shipped = copy_model(result.output_dir, tmp_path / "ship")
