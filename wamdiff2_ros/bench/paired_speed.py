@@ -36,7 +36,7 @@ from wamdiff2_ros.bench.script import run_script
 from wamdiff2_ros.bench.sweep import parse_model_spec
 from wamdiff2_ros.data.tokenized import prompt_of
 from wamdiff2_ros.decoding import generate
-from wamdiff2_ros.evaluation.heldout import TASKS, scene_tasks, split_rows, task_config
+from wamdiff2_ros.evaluation.heldout import TASKS, scene_tasks, split_rows, spread, task_config
 from wamdiff2_ros.evaluation.paper_table import PAIRED_KEY, update_store
 from wamdiff2_ros.model.checkpoints import decode_threshold, own_end_in_order_tasks, own_task_thresholds
 from wamdiff2_ros.model.loader import ModelLoadError, load_model
@@ -208,9 +208,7 @@ def paired_speed(args: argparse.Namespace) -> int:
         return 2
     cache = Path(args.cache) if args.cache else Path(args.json).parent / "paired_speed_cache"
     per_model = {n: scene_tasks(split_rows(vla, args.split, cache, seed=args.seed)) for n, (vla, _) in models.items()}
-    shared = [s for s in per_model[names[0]] if all(s in per_model[n] for n in names)]
-    if args.scenes and len(shared) > args.scenes:
-        shared = [shared[i] for i in np.unique(np.linspace(0, len(shared) - 1, args.scenes).round().astype(int))]
+    shared = spread([s for s in per_model[names[0]] if all(s in per_model[n] for n in names)], args.scenes)
     if not shared:
         print(f"error: {args.split} has no scene with all three tasks", file=sys.stderr)
         return 2

@@ -97,15 +97,18 @@ def split_rows(
     return rows
 
 
+def spread(items: Sequence[Any], n: int) -> list[Any]:
+    """Up to ``n`` of ``items``, spread evenly in their order (deterministic, first and last kept); 0 keeps all."""
+    if not n or len(items) <= n:
+        return list(items)
+    return [items[i] for i in np.unique(np.linspace(0, len(items) - 1, n).round().astype(int))]
+
+
 def select(rows: Sequence[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     """Up to ``limit`` rows per task, spread evenly over the split in its order (deterministic); 0 keeps all."""
     out: list[dict[str, Any]] = []
     for task in TASKS:
-        these = [r for r in rows if r["task"] == task]
-        if limit and len(these) > limit:
-            idx = np.unique(np.linspace(0, len(these) - 1, limit).round().astype(int))
-            these = [these[i] for i in idx]
-        out += these
+        out += spread([r for r in rows if r["task"] == task], limit)
     return out
 
 
@@ -158,7 +161,7 @@ def gt_boxes(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def task_config(block_size: int, threshold: float | Mapping[str, float], max_new_tokens: int, task: str = "planning",
-            end_in_order: bool | Collection[str] = False) -> Any:
+                end_in_order: bool | Collection[str] = False) -> Any:
     """The decode config of ``task``; ``threshold`` may map tasks to their own (tasks not named get 0.9),
     ``end_in_order`` may name the tasks it is on for."""
     if isinstance(threshold, Mapping):
@@ -272,9 +275,7 @@ def scene_tasks(rows: Sequence[dict[str, Any]], n_scenes: int = 0) -> dict[str, 
     by_scene: dict[str, dict[str, dict[str, Any]]] = {}
     for row in rows:
         by_scene.setdefault(scene_of(row["id"]), {}).setdefault(row["task"], row)
-    scenes = [s for s, tasks in by_scene.items() if all(t in tasks for t in TASKS)]
-    if n_scenes and len(scenes) > n_scenes:
-        scenes = [scenes[i] for i in np.unique(np.linspace(0, len(scenes) - 1, n_scenes).round().astype(int))]
+    scenes = spread([s for s, tasks in by_scene.items() if all(t in tasks for t in TASKS)], n_scenes)
     return {s: by_scene[s] for s in scenes}
 
 
