@@ -156,9 +156,10 @@ def planning_sample(scene: Scene, cameras: Sequence[str] = ("CAM_F0",), frames_p
     trajectory = scene.future_trajectory(prompts.NUM_WAYPOINTS)
     images = _image_list(scene, cameras, frames_per_camera)
     acceleration = (0.0, 0.0) if cruise_telemetry else tuple(float(v) for v in frame.ego_status.ego_acceleration)
+    velocity = tuple(float(v) for v in frame.ego_status.ego_velocity)
     question = prompts.planning_question(
         command,
-        tuple(float(v) for v in frame.ego_status.ego_velocity),
+        velocity,
         acceleration,
         num_images=len(images),
         cameras=tuple(cameras),
@@ -167,7 +168,7 @@ def planning_sample(scene: Scene, cameras: Sequence[str] = ("CAM_F0",), frames_p
     if cruise_telemetry:
         meta["cruise_telemetry"] = True
     return Sample("planning", f"{scene.token}_planning", images, question,
-                  codecs.encode_planning(trajectory[:, :2], plan_style), meta)
+                  codecs.encode_planning(trajectory[:, :2], plan_style, velocity), meta)
 
 
 # --------------------------------------------------------------------------- perception

@@ -107,6 +107,40 @@ def own_end_in_order_tasks(directory: str | os.PathLike | None) -> tuple[str, ..
     return tuple(tasks)
 
 
+PLAN_STYLE_KEY = "plan_style"  # in generation_config.json: a residual plan style (codecs.RESIDUAL_STYLES) it answers in
+
+
+def own_plan_style(directory: str | os.PathLike | None) -> str:
+    """The plan style a checkpoint answers in where its numbers mean something else than ego-frame waypoints
+    (``generation_config.json`` ``plan_style``, e.g. ``cv1``); ``plain`` (absolute waypoints) where it names none."""
+    import json
+
+    from wamdiff2_ros.model.codecs import PLAN_STYLES
+
+    path = Path(directory) / "generation_config.json" if directory is not None else None
+    if path is None or not path.is_file():
+        return "plain"
+    style = json.loads(path.read_text()).get(PLAN_STYLE_KEY) or "plain"
+    if style not in PLAN_STYLES:
+        raise ValueError(f"{path}: {PLAN_STYLE_KEY} must be one of {', '.join(PLAN_STYLES)}, got {style!r}")
+    return style
+
+
+def write_plan_style(directory: str | os.PathLike, style: str) -> None:
+    """Record a residual plan style in the checkpoint's ``generation_config.json`` (others: no key, as before)."""
+    import json
+
+    from wamdiff2_ros.model.codecs import RESIDUAL_STYLES
+
+    path = Path(directory) / "generation_config.json"
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    if style in RESIDUAL_STYLES:
+        data[PLAN_STYLE_KEY] = style
+    else:
+        data.pop(PLAN_STYLE_KEY, None)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
 def write_own_threshold(directory: str | os.PathLike, threshold: float,
                         task_thresholds: dict[str, float] | None = None,
                         end_in_order_tasks: list[str] | tuple[str, ...] | None = None) -> None:

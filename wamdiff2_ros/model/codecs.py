@@ -64,6 +64,10 @@ __all__ = [
     "PlanningAnswer",
     "Box",
     "waypoint_times",
+    "PLAN_STYLES",
+    "RESIDUAL_STYLES",
+    "constant_velocity_waypoints",
+    "plan_waypoints",
     "encode_planning",
     "parse_planning",
     "encode_perception",
@@ -313,13 +317,40 @@ def _check_position(name: str, value: float) -> None:
 #: width with 1 decimal (``05.2,00.0,10.3,-00.0``): a plan is 5 tokens a number instead of 6, and the hundredths
 #: digit, which a block-diffusion student commits alone at low confidence in about half its denoise steps, is gone
 #: (the rounding adds at most 0.05 m a coordinate).
-PLAN_STYLES = ("plain", "fixed", "fixed1")
+#: ``cv1`` (our own option, not the reference's) writes ``fixed1`` numbers of the plan *minus the constant-velocity
+#: plan* of the prompt's ego velocity (``residual_frame``): a car that keeps its speed answers all zeros, and the
+#: numbers say only where the plan departs from it (braking, turning), so the first second, which the closed loop's
+#: controller reads, no longer needs the model to multiply the prompt's speed by the waypoint times. A ``cv1`` answer
+#: parses like any other; :func:`plan_waypoints` adds the constant-velocity plan back.
+PLAN_STYLES = ("plain", "fixed", "fixed1", "cv1")
+#: styles whose numbers are residuals to the constant-velocity plan
+RESIDUAL_STYLES = frozenset({"cv1"})
 #: (function, decimals) of each style's numbers
-_PLAN_NUMBER = {"plain": (format_number, 2), "fixed": (format_number_fixed, 2), "fixed1": (format_number_fixed, 1)}
+_PLAN_NUMBER = {"plain": (format_number, 2), "fixed": (format_number_fixed, 2), "fixed1": (format_number_fixed, 1),
+                "cv1": (format_number_fixed, 1)}
 
 
-def encode_planning(waypoints: np.ndarray | Sequence[Sequence[float]] | PlanningAnswer, style: str = "plain") -> str:
-    """Text of 8 waypoints (x, y) metres: ``x1,y1,...,x8,y8`` in a :data:`PLAN_STYLES` style (2 decimals; ``fixed1`` 1)."""
+def constant_velocity_waypoints(velocity: Sequence[float]) -> np.ndarray:
+    """(8, 2) ego-frame waypoints of keeping ``velocity`` (vx, vy) m/s for 4 s (non-finite: standing still)."""
+    vx, vy = (float(v) for v in velocity)
+    if not (math.isfinite(vx) and math.isfinite(vy)):
+        vx = vy = 0.0
+    t = waypoint_times()
+    return np.stack([vx * t, vy * t], axis=1)
+
+
+def plan_waypoints(answer: PlanningAnswer, style: str, velocity: Sequence[float]) -> np.ndarray:
+    """(8, 2) ego-frame waypoints a parsed answer of ``style`` means (a residual style adds the constant-velocity
+    plan of ``velocity``, the ego velocity its prompt reported)."""
+    xy = np.asarray(answer.waypoints, dtype=np.float64)
+    return xy + constant_velocity_waypoints(velocity) if style in RESIDUAL_STYLES else xy
+
+
+def encode_planning(waypoints: np.ndarray | Sequence[Sequence[float]] | PlanningAnswer, style: str = "plain",
+                    velocity: Sequence[float] | None = None) -> str:
+    """Text of 8 waypoints (x, y) metres: ``x1,y1,...,x8,y8`` in a :data:`PLAN_STYLES` style (2 decimals; ``fixed1``
+    and ``cv1`` 1); a residual style needs the prompt's ego ``velocity`` and writes the waypoints minus its
+    constant-velocity plan."""
     if style not in PLAN_STYLES:
         raise ValueError(f"planning style {style!r} not in {PLAN_STYLES}")
     if isinstance(waypoints, PlanningAnswer):
@@ -330,6 +361,10 @@ def encode_planning(waypoints: np.ndarray | Sequence[Sequence[float]] | Planning
         raise ValueError(f"waypoints are not numeric: {exc}") from None
     if arr.shape != (NUM_WAYPOINTS, 2):
         raise ValueError(f"waypoints must have shape ({NUM_WAYPOINTS}, 2), got {arr.shape}")
+    if style in RESIDUAL_STYLES:
+        if velocity is None:
+            raise ValueError(f"planning style {style!r} writes residuals to the constant-velocity plan: give velocity")
+        arr = arr - constant_velocity_waypoints(velocity)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"waypoints must be finite, got {arr.tolist()}")
     if np.any(np.abs(arr) > MAX_ABS_POSITION_M):

@@ -221,15 +221,17 @@ def save_checkpoint(vla: Any, directory: Path, state: dict[str, Any] | None = No
     return directory
 
 
-def save_final(vla: Any, output_dir: Path, logs_dir: str | Path | None = None) -> None:
+def save_final(vla: Any, output_dir: Path, logs_dir: str | Path | None = None, plan_style: str = "plain") -> None:
     """The final model at the top of ``output_dir`` (model, tokenizer, processor files only), with the
-    world rules of its training split (``logs_dir``: the driving command's look-ahead, the lamps' visor) in its
-    ``generation_config.json``."""
+    world rules of its training split (``logs_dir``: the driving command's look-ahead, the lamps' visor) and a
+    residual plan style it was trained on in its ``generation_config.json``."""
     from wamdiff2_ros.data.world.rules import split_world_rules, write_world_rules
+    from wamdiff2_ros.model.checkpoints import write_plan_style
 
     vla.save(output_dir)
     if logs_dir:
         write_world_rules(output_dir, split_world_rules(logs_dir))
+    write_plan_style(output_dir, plan_style)
 
 
 def _write_csv(path: Path, rows: list[dict[str, float]]) -> None:
@@ -367,7 +369,7 @@ def train(cfg: TrainConfig, *, resume: bool = True) -> TrainResult:
     wall = previous_wall + time.perf_counter() - t0
     finished = end_step == cfg.steps
     if info.is_main and finished:
-        save_final(vla, out, cfg.data.logs_dir)
+        save_final(vla, out, cfg.data.logs_dir, cfg.data.plan_style)
         _write_csv(out / LOG_FILE, history)
         try:
             plot_loss(history, out / "loss.png", title=f"{cfg.stage} B={cfg.block_size} ({cfg.preset if not cfg.init else Path(cfg.init).name})")
