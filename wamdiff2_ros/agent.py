@@ -30,7 +30,7 @@ import numpy as np
 
 from wamdiff2_ros.decoding.config import DecodeConfig, DecodeStats
 from wamdiff2_ros.model import codecs, prompts
-from wamdiff2_ros.model.checkpoints import is_threshold
+from wamdiff2_ros.model.checkpoints import is_threshold, own_plan_style
 
 TASKS = ("planning", "perception", "understanding")
 SCENE_WAIT_S = 1.0  # planning_priority: the longest a scene-lane denoise step waits for a plan to finish
@@ -119,16 +119,27 @@ def _trajectory_or_fallback(plan: object | None, ego: EgoMotion) -> tuple[np.nda
     return np.concatenate([xy, codecs.waypoint_headings(xy)[:, None]], axis=1), False
 
 
-def plan_or_fallback(answer_text: str, ego: EgoMotion, *, finished: bool = True) -> tuple[np.ndarray, bool]:
+def ego_frame_plan(plan: codecs.PlanningAnswer, plan_style: str, ego: EgoMotion) -> codecs.PlanningAnswer:
+    """The ego-frame waypoints a parsed answer means: a residual style's (``cv1``) plus the constant-velocity
+    plan of the velocity its prompt reported (``codecs.plan_waypoints``); others as they are."""
+    if plan_style not in codecs.RESIDUAL_STYLES:
+        return plan
+    velocity = ego.velocity if ego.is_finite() else (0.0, 0.0)
+    return codecs.PlanningAnswer(codecs.plan_waypoints(plan, plan_style, velocity))
+
+
+def plan_or_fallback(answer_text: str, ego: EgoMotion, *, finished: bool = True,
+                     plan_style: str = "plain") -> tuple[np.ndarray, bool]:
     """What the agent drives for a planning answer: ``(trajectory, fell_back)``.
 
     ``trajectory`` is (8, 3) x, y, heading (``[:, :2]`` are the waypoints): the answer's
-    plan when it parses strictly (:func:`parse_task_answer`), else the constant-velocity
-    fallback of ``ego`` with ``fell_back`` True. ``finished``: the decode ended with its
-    end token (a cut-off answer falls back).
+    plan when it parses strictly (:func:`parse_task_answer`; in ``plan_style``, the
+    checkpoint's, :func:`ego_frame_plan`), else the constant-velocity fallback of ``ego``
+    with ``fell_back`` True. ``finished``: the decode ended with its end token (a cut-off
+    answer falls back).
     """
     plan, _ = parse_task_answer("planning", answer_text, finished=finished)
-    return _trajectory_or_fallback(plan, ego)
+    return _trajectory_or_fallback(None if plan is None else ego_frame_plan(plan, plan_style, ego), ego)
 
 
 class _Lane:
@@ -288,6 +299,8 @@ class DrivingAgent:
         self.end_in_order_tasks = frozenset(end_in_order_tasks)
         self.reject_backwards = bool(reject_backwards)
         self.planning_priority = bool(planning_priority)
+        # the plan style the checkpoint answers in (generation_config.json; a residual one is turned into waypoints)
+        self.plan_style = own_plan_style(getattr(vla, "path", None))
         self._planning_idle = threading.Event()  # cleared while a plan decodes (the planning lane's lock is held)
         self._planning_idle.set()
 
@@ -311,7 +324,7 @@ class DrivingAgent:
         inputs = build_inputs(self.vla, question, [images[c] for c in cameras], max_pixels=self.max_pixels)
         config = self.config_for([task])
         result = generate(self.vla, inputs, config)
-        return self._task_output(task, question, result, 0, result.stats, config)
+        return self._task_output(task, question, result, 0, result.stats, ego, config)
 
     def prepare(self, images: Mapping[str, np.ndarray], ego: EgoMotion, command: str, *,
                 tasks: Sequence[str] | None = None, stamp: Any = None) -> FrameContext:
@@ -447,7 +460,7 @@ class DrivingAgent:
         done = 1000.0 * (time.perf_counter() - ctx.started)
         outputs = []
         for i, task in enumerate(group):
-            output = self._task_output(task, ctx.questions[task], result, i, stats[i], config)
+            output = self._task_output(task, ctx.questions[task], result, i, stats[i], ctx.ego, config)
             output.latency_ms = done
             outputs.append(output)
         return outputs
@@ -500,12 +513,15 @@ class DrivingAgent:
             changes["confidence_threshold"] = threshold
         return replace(self.config, **changes) if changes else self.config
 
-    def _task_output(self, task: str, question: str, result, row: int, stats: DecodeStats,
+    def _task_output(self, task: str, question: str, result, row: int, stats: DecodeStats, ego: EgoMotion,
                      config: DecodeConfig | None = None) -> TaskOutput:
-        """Parse row ``row`` of a :class:`DecodeResult` strictly into a :class:`TaskOutput`."""
+        """Parse row ``row`` of a :class:`DecodeResult` strictly into a :class:`TaskOutput` (a plan as ego-frame
+        waypoints, :func:`ego_frame_plan`)."""
         text = result.texts[row]
         value, error = parse_task_answer(task, text, finished=bool(result.finished[row]),
                                          max_new_tokens=(config or self.config).max_new_tokens)
+        if task == "planning" and value is not None:
+            value = ego_frame_plan(value, self.plan_style, ego)
         token_conf = result.token_confidences[row] if result.token_confidences else []
         return TaskOutput(task, question, text, value, error, float(result.confidences[row]), stats,
                           list(result.tokens[row]), list(token_conf))

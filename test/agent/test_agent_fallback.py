@@ -59,3 +59,16 @@ def test_the_backwards_gate_drives_the_fallback_for_a_plan_that_lost_a_digit():
     np.testing.assert_array_equal(gated.trajectory, constant_velocity_trajectory(EGO))
     fine = _assembled(codecs.encode_planning(WAYPOINTS), reject_backwards=True)
     assert fine.valid and fine.source == "model"
+
+
+def test_a_residual_answer_is_driven_as_constant_velocity_plus_the_residual():
+    """A ``cv1`` checkpoint's answer is the departure from the constant-velocity plan of the ego's velocity."""
+    text = codecs.encode_planning(WAYPOINTS, "cv1", EGO.velocity)
+    trajectory, fell_back = plan_or_fallback(text, EGO, plan_style="cv1")
+    assert not fell_back
+    np.testing.assert_allclose(trajectory[:, :2], WAYPOINTS, atol=0.05 + 1e-9)
+    absolute, _ = plan_or_fallback(text, EGO)  # read as absolute waypoints it is another plan
+    assert np.abs(absolute[:, :2] - WAYPOINTS).max() > 10.0
+    still = EgoMotion((float("nan"), 0.0), (0.0, 0.0))  # no finite velocity: the residual is the plan
+    trajectory, _ = plan_or_fallback(text, still, plan_style="cv1")
+    np.testing.assert_allclose(trajectory[:, :2], codecs.parse_planning(text).waypoints)

@@ -154,3 +154,15 @@ def test_cli_errors_are_clear(tmp_path, capsys):
     assert main(["data", "inspect", "--logs", str(evil)]) == 2
     captured = capsys.readouterr()
     assert "refusing" in captured.err and "print" in captured.err and "ran" not in captured.out
+
+
+def test_a_residual_planning_sample_answers_the_departure_from_constant_velocity(synthetic):
+    scene = _logs(synthetic)[3]
+    velocity = tuple(float(v) for v in scene.current_frame.ego_status.ego_velocity)
+    sample = planning_sample(scene, plan_style="cv1")
+    parsed = codecs.parse_planning(sample.answer)
+    assert isinstance(parsed, codecs.PlanningAnswer)
+    truth = scene.future_trajectory()[:, :2]
+    np.testing.assert_allclose(parsed.waypoints, truth - codecs.constant_velocity_waypoints(velocity), atol=0.05 + 1e-6)
+    np.testing.assert_allclose(codecs.plan_waypoints(parsed, "cv1", velocity), truth, atol=0.05 + 1e-6)
+    assert sample.question == planning_sample(scene, plan_style="fixed1").question  # the prompt is unchanged

@@ -515,3 +515,30 @@ def test_a_row_scored_on_other_data_keeps_its_own_split(tiny_runs):
     assert results["val"]["student"]["split"]["path"] == str(tiny_runs / "split-w")
     assert results["val"]["student"]["train_baselines"]["source"] == f"train split ({tiny_runs / 'split-w'})"
     assert results["_train_baselines"]["source"] == f"train split ({tiny_runs / 'split'})"
+
+
+def test_a_residual_checkpoint_is_scored_on_the_waypoints_it_means(tmp_path, monkeypatch):
+    """A ``cv1`` checkpoint (generation_config.json ``plan_style``) answers the departure from constant velocity;
+    the held-out score adds the row's constant-velocity plan back before L2, and reading it as absolute would not."""
+    from types import SimpleNamespace
+
+    from wamdiff2_ros.decoding.config import DecodeResult, DecodeStats
+    from wamdiff2_ros.evaluation import heldout
+    from wamdiff2_ros.model import codecs
+    from wamdiff2_ros.model.checkpoints import write_plan_style
+
+    velocity = (5.0, 0.5)
+    truth = codecs.constant_velocity_waypoints(velocity) - np.array([[0.0, 0.0]] * 4 + [[1.0, 0.0]] * 4)
+    text = codecs.encode_planning(truth, "cv1", velocity)
+    stats = DecodeStats("fast", 32, 10, 80, 12, 80 / 12, 1.0, 5.0, 16000.0)
+    monkeypatch.setattr(heldout, "prompt_of", lambda row: {})
+    monkeypatch.setattr(heldout, "generate", lambda vla, inputs, config: DecodeResult([[1]], [text], [0.9], [True], stats))
+    row = {"id": "s_planning", "task": "planning", "ego_velocity": velocity,
+           "meta": json.dumps({"trajectory": truth.tolist()})}
+    write_plan_style(tmp_path, "cv1")
+    config = heldout.task_config(32, 0.3, 192)
+    record = heldout.score(SimpleNamespace(path=tmp_path), [row], 32, progress=False)["records"][0]
+    assert record["parsed"] and max(record["l2_h_pred"]) < 0.05
+    np.testing.assert_allclose(record["pred"], truth, atol=0.05 + 1e-6)
+    absolute = heldout.score_row(None, row, config)  # the same answer read as absolute waypoints
+    assert min(absolute["l2_h_pred"]) > 2.0

@@ -120,3 +120,22 @@ def test_world_rules_are_written_read_and_checked(tmp_path):
         (ckpt / "generation_config.json").write_text(json.dumps({"world_rules": bad}))
         with pytest.raises(ValueError, match="world_rules"):
             own_world_rules(ckpt)
+
+
+def test_a_residual_plan_style_is_recorded_and_read_back(tmp_path):
+    import json
+
+    import pytest
+
+    from wamdiff2_ros.model.checkpoints import own_plan_style, write_plan_style
+
+    assert own_plan_style(tmp_path) == "plain" and own_plan_style(None) == "plain"
+    (tmp_path / "generation_config.json").write_text(json.dumps({"confidence_threshold": 0.3}))
+    write_plan_style(tmp_path, "fixed1")  # an absolute style writes no key
+    assert "plan_style" not in json.loads((tmp_path / "generation_config.json").read_text())
+    write_plan_style(tmp_path, "cv1")
+    data = json.loads((tmp_path / "generation_config.json").read_text())
+    assert data == {"confidence_threshold": 0.3, "plan_style": "cv1"} and own_plan_style(tmp_path) == "cv1"
+    (tmp_path / "generation_config.json").write_text(json.dumps({"plan_style": "wide"}))
+    with pytest.raises(ValueError, match="plan_style"):
+        own_plan_style(tmp_path)

@@ -615,3 +615,23 @@ def test_validate_conversation_never_raises(obj: object) -> None:
 def test_codecs_import_without_torch() -> None:
     code = "import sys, wamdiff2_ros.model.codecs; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_residual_plan_style_writes_the_departure_from_constant_velocity() -> None:
+    """``cv1``: fixed1 numbers of the plan minus the constant-velocity plan of the prompt's velocity; a steady car
+    answers zeros, and ``plan_waypoints`` gives the waypoints back (to the 0.05 m of one decimal)."""
+    velocity = (6.7, 0.4)
+    steady = c.constant_velocity_waypoints(velocity)
+    np.testing.assert_allclose(steady[1], [6.7, 0.4])  # 1 s
+    assert set(c.encode_planning(steady, "cv1", velocity).split(",")) == {"00.0"}
+    braking = steady.copy()
+    braking[:, 0] -= 0.5 * 2.0 * c.waypoint_times() ** 2  # -2 m/s^2
+    text = c.encode_planning(braking, "cv1", velocity)
+    assert text.startswith("-00.2,00.0,-01.0,00.0,") and text.endswith("-16.0,00.0")
+    answer = c.parse_planning(text)
+    assert isinstance(answer, c.PlanningAnswer)
+    np.testing.assert_allclose(c.plan_waypoints(answer, "cv1", velocity), braking, atol=0.05 + 1e-9, rtol=0)
+    np.testing.assert_array_equal(c.plan_waypoints(answer, "fixed1", velocity), answer.waypoints)  # absolute styles
+    np.testing.assert_allclose(c.constant_velocity_waypoints((float("nan"), 1.0)), np.zeros((8, 2)))
+    with pytest.raises(ValueError, match="velocity"):
+        c.encode_planning(braking, "cv1")

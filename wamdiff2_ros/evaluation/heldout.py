@@ -47,6 +47,7 @@ from wamdiff2_ros.evaluation.baselines import prior_box
 from wamdiff2_ros.evaluation.planning import HORIZONS_S, l2_metrics
 from wamdiff2_ros.evaluation.qa import exact_match
 from wamdiff2_ros.model import codecs
+from wamdiff2_ros.model.checkpoints import own_plan_style
 
 TASKS = ("planning", "perception", "understanding")
 _VELOCITY = re.compile(r"current velocity is: \((-?[\d.]+),(-?[\d.]+)\)")
@@ -179,8 +180,9 @@ def task_config(block_size: int, threshold: float | Mapping[str, float], max_new
     )
 
 
-def score_row(vla: Any, row: dict[str, Any], config: Any) -> dict[str, Any]:
-    """Decode one row and score it (one record)."""
+def score_row(vla: Any, row: dict[str, Any], config: Any, plan_style: str = "plain") -> dict[str, Any]:
+    """Decode one row and score it (one record); ``plan_style``: the checkpoint's (``own_plan_style``: a residual
+    plan becomes ego-frame waypoints with the row's ego velocity)."""
     result = generate(vla, prompt_of(row), config)
     stats = result.stats
     task = row["task"]
@@ -201,7 +203,7 @@ def score_row(vla: Any, row: dict[str, Any], config: Any) -> dict[str, Any]:
     if task == "planning":
         gt = trajectory_of(row)
         fallback = fallback_plan(row)
-        pred = np.asarray(value.waypoints) if parsed else None
+        pred = codecs.plan_waypoints(value, plan_style, ego_velocity_of(row)) if parsed else None
         record.update(
             pred=None if pred is None else _rounded(pred, 3),
             gt=_rounded(gt, 3),
@@ -245,8 +247,9 @@ def score(
     if rows:  # one untimed decode first: engine set-up is not decode speed
 
         generate(vla, prompt_of(rows[0]), configs[rows[0]["task"]])
+    plan_style = own_plan_style(getattr(vla, "path", None))
     records = [
-        score_row(vla, row, configs[row["task"]])
+        score_row(vla, row, configs[row["task"]], plan_style)
         for row in tqdm(rows, desc=f"score B={block_size}", unit="sample", disable=not progress)
     ]
     return {

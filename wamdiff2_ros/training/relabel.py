@@ -30,8 +30,10 @@ import torch
 from wamdiff2_ros.data.tokenized import TokenizedDataset, prompt_of, trajectory_of
 from wamdiff2_ros.decoding import generate
 from wamdiff2_ros.decoding.config import DecodeConfig
+from wamdiff2_ros.evaluation.heldout import ego_velocity_of
 from wamdiff2_ros.evaluation.planning import l2_metrics
 from wamdiff2_ros.model import codecs
+from wamdiff2_ros.model.checkpoints import own_plan_style
 from wamdiff2_ros.model.inputs import encode_response
 from wamdiff2_ros.model.loader import ModelLoadError, load_model
 from wamdiff2_ros.training.config import TrainConfigError, load_config
@@ -53,6 +55,7 @@ def teacher_answers(teacher: Any, rows: Sequence[dict[str, Any]], tasks: Sequenc
     config = DecodeConfig(block_size=block_size, max_new_tokens=max_new_tokens, engine="fast",
                           device="cpu", dtype=str(next(teacher.model.parameters()).dtype).removeprefix("torch."))
     chosen = [r for r in rows if r["task"] in tasks]
+    style = own_plan_style(getattr(teacher, "path", None))
     answers: dict[str, str] = {}
     rejected: dict[str, str] = {}
     l2: list[float] = []
@@ -65,7 +68,8 @@ def teacher_answers(teacher: Any, rows: Sequence[dict[str, Any]], tasks: Sequenc
             continue
         answers[target_key(row)] = text
         if row["task"] == "planning":
-            l2.append(l2_metrics(np.asarray(value.waypoints), trajectory_of(row))["l2_avg"])
+            plan = codecs.plan_waypoints(value, style, ego_velocity_of(row))
+            l2.append(l2_metrics(plan, trajectory_of(row))["l2_avg"])
     return {
         "version": TARGETS_VERSION,
         "tasks": list(tasks),
