@@ -72,3 +72,16 @@ def test_a_residual_answer_is_driven_as_constant_velocity_plus_the_residual():
     still = EgoMotion((float("nan"), 0.0), (0.0, 0.0))  # no finite velocity: the residual is the plan
     trajectory, _ = plan_or_fallback(text, still, plan_style="cv1")
     np.testing.assert_allclose(trajectory[:, :2], codecs.parse_planning(text).waypoints)
+
+
+def test_the_agent_answers_in_its_checkpoints_plan_style(tmp_path):
+    from types import SimpleNamespace
+
+    from wamdiff2_ros.agent import DrivingAgent
+    from wamdiff2_ros.decoding.config import DecodeConfig
+    from wamdiff2_ros.model.checkpoints import write_plan_style
+
+    config = DecodeConfig(block_size=32)
+    assert DrivingAgent(SimpleNamespace(path=tmp_path), config).plan_style == "plain"
+    write_plan_style(tmp_path, "cv1")
+    assert DrivingAgent(SimpleNamespace(path=tmp_path), config).plan_style == "cv1"

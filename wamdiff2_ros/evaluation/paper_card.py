@@ -90,7 +90,9 @@ def lineage_rows(runs: Path, lineage: Sequence[str],
 
 
 PLAN_STYLE_TEXT = {"fixed": "zero-padded, two decimals: `05.16,-00.01,...`",
-                   "fixed1": "zero-padded, one decimal: `05.2,-00.3,...`"}
+                   "fixed1": "zero-padded, one decimal: `05.2,-00.3,...`",
+                   "cv1": "zero-padded, one decimal, minus the constant-velocity plan of the prompt's velocity: "
+                          "`-00.2,00.0,...`; generation_config.json `plan_style` tells readers to add it back"}
 
 
 def plan_style(runs: Path, lineage: Sequence[str]) -> str:
