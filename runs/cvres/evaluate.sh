@@ -6,6 +6,7 @@ set -euo pipefail
 cd /work/main
 PY=.venv/bin/python
 bash runs/cvres/data.sh
+ln -sfn ../cruise/ft-ctl runs/cvres/s-ctl  # the student's fixed1 arm, run by the cruise probe
 score() {
   $PY -m wamdiff2_ros.evaluation.paper_table score --registry runs/cvres/registry.yaml --runs runs/cvres \
     --split runs/data/synth-val-l7 --name val-l7 --store "runs/cvres/val_l7_$1.json" --train runs/data8/synth-train \
