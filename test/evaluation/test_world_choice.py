@@ -79,3 +79,28 @@ def test_command_line_reads_one_store_per_world_and_writes_the_decision(tmp_path
     _store(new, "cand", records([1.0] * 3))  # one sample short: not the same worlds
     assert main(args) == 2
     assert "not the same worlds" in capsys.readouterr().err
+
+
+def test_rule_v7_compares_each_students_ratio_to_its_own_ar(tmp_path, capsys):
+    """``--ar-rows``: (b) asks for a lower matched L2 ratio to the student's own AR than the shipped student's to its AR,
+    not L2 within 1.10x of the shipped student's (a candidate 1.25x the shipped student's L2 can pass, and fail)."""
+    store = tmp_path / "val.json"
+    stores = {"cand": records([2.5] * 4), "ship": SHIPPED, "cand-ar": records([2.0] * 4), "ship-ar": records([1.0] * 4)}
+    aggregate = {"planning": {"parse_rate": 1.0}, "understanding": {"accuracy": 0.5}, "perception": {"map_50": 0.01}}
+    store.write_text(json.dumps({"val": {k: {"records": r, "aggregate": aggregate} for k, r in stores.items()}}))
+    cl = tmp_path / "cl.json"
+    cl.write_text(json.dumps({"results": routes("ship", [0.4, 0.4]) + routes("cand", [0.45, 0.4])}))
+    args = ["--store", str(store), "--shipped-store", str(store), "--split-name", "val", "--closed-loop", str(cl),
+            "--shipped", "ship=ship", "--candidate", "cand=cand", "--bootstrap", "100", "--json",
+            str(tmp_path / "choice.json")]
+    assert main(args) == 0  # rule v5: 2.5 m is 1.25x the shipped student's 2.0
+    assert not json.loads((tmp_path / "choice.json").read_text())["decision"]["checks"]["b_l2"]
+    assert main(args + ["--ar-rows", "cand-ar=ship-ar"]) == 0  # rule v7: 1.25x its AR against 2.0x
+    saved = json.loads((tmp_path / "choice.json").read_text())
+    assert saved["decision"]["replace"] and saved["rows"]["cand"]["own_ar"]["ratio"] == pytest.approx(1.25)
+    assert "(b) matched L2 / own AR's" in capsys.readouterr().out
+    stores["cand-ar"] = records([1.0] * 4)  # 2.5x its AR against the shipped student's 2.0x: refused
+    store.write_text(json.dumps({"val": {k: {"records": r, "aggregate": aggregate} for k, r in stores.items()}}))
+    assert main(args + ["--ar-rows", "cand-ar=ship-ar"]) == 0
+    assert not json.loads((tmp_path / "choice.json").read_text())["decision"]["checks"]["b_l2"]
+    assert main(args + ["--ar-rows", "cand-ar=missing"]) == 2

@@ -1,4 +1,4 @@
-"""Shipping rule v5 as code: does the world-rules lineage's student replace the shipped student?
+"""Shipping rules v5 and v7 as code: does a lineage's student replace the shipped student?
 
 The rule (``docs/runs/paper.yaml``, written before any of the lineage's runs) judges each model in its own
 world (its checkpoint's ``world_rules``), on validation data, at the shipped student's thresholds:
@@ -11,6 +11,10 @@ world (its checkpoint's ``world_rules``), on validation data, at the shipped stu
     shipped student's;
 (c) the scene tasks on the same splits as (b): QA >= the shipped student's - ``QA_MARGIN`` and image
     mAP@0.5 >= the shipped student's - ``MAP_MARGIN``.
+
+Rule v7 (the residual-plan lineage, ``--ar-rows``) is the same with one split for both and (b)'s L2 check
+replaced: the candidate's matched-subset L2 ratio to its own equal-compute AR below the shipped student's ratio
+to the shipped AR.
 
 ::
 
@@ -28,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from wamdiff2_ros.evaluation.paper_table import read_store
+from wamdiff2_ros.evaluation.paper_table import matched, read_store
 from wamdiff2_ros.evaluation.student_choice import (
     L2_RATIO,
     PARSE_MARGIN,
@@ -58,15 +62,29 @@ def same_worlds(records: Sequence[dict[str, Any]], shipped_records: Sequence[dic
     return sorted(i for i in set(gt) | set(ours) if gt.get(i) is None or gt.get(i) != ours.get(i))
 
 
+def own_ar_ratio(records: Sequence[dict[str, Any]], ar_records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A student's matched-subset L2 ratio to its own AR baseline (the samples where both plans parse)."""
+    both = matched(records, ar_records)
+    ratio = both["mean_a"] / both["mean_b"] if both["n"] and both["mean_b"] else None
+    return {"n": both["n"], "student": both["mean_a"], "ar": both["mean_b"], "ratio": ratio}
+
+
 def decide(candidate: dict[str, Any], shipped: dict[str, Any]) -> dict[str, Any]:
-    """Rule v5 on ``student_row`` results plus each model's ``qa`` and ``map_50``."""
+    """Rule v5 on ``student_row`` results plus each model's ``qa`` and ``map_50``; rule v7 where both rows carry
+    ``own_ar`` (:func:`own_ar_ratio`): (b)'s L2 check is then the candidate's ratio to its own AR below the shipped
+    student's ratio to the shipped AR."""
     ds = candidate["ds_diff_vs_shipped"]["mean"]
     ratio = candidate["matched_l2_ratio"]
+    if "own_ar" in candidate and "own_ar" in shipped:
+        mine, theirs = candidate["own_ar"]["ratio"], shipped["own_ar"]["ratio"]
+        l2_ok = mine is not None and theirs is not None and mine < theirs
+    else:
+        l2_ok = ratio is not None and ratio <= L2_RATIO
     checks = {
         "a_driving_score": ds is not None and ds > DS_MARGIN,
         "a_collisions": candidate["at_fault_collisions"] <= shipped["at_fault_collisions"] + EXTRA_COLLISIONS,
         "b_parse": candidate["parse_rate"] >= shipped["parse_rate"] - PARSE_MARGIN,
-        "b_l2": ratio is not None and ratio <= L2_RATIO,
+        "b_l2": l2_ok,
         "c_qa": candidate["qa"] is not None and shipped["qa"] is not None and candidate["qa"] >= shipped["qa"] - QA_MARGIN,
         "c_map": candidate["map_50"] is not None and shipped["map_50"] is not None
         and candidate["map_50"] >= shipped["map_50"] - MAP_MARGIN,
@@ -85,13 +103,21 @@ def markdown(candidate: dict[str, Any], shipped: dict[str, Any], decision: dict[
                    f"<= shipped + {EXTRA_COLLISIONS}", c["a_collisions"]),
         check_line("(b) plans parsed", fmt_num(candidate["parse_rate"], 2), fmt_num(shipped["parse_rate"], 2),
                    f">= shipped - {PARSE_MARGIN}", c["b_parse"]),
-        check_line(f"(b) matched L2 (n={candidate['matched_n']})", fmt_num(candidate["matched_l2"]),
-                   fmt_num(candidate["matched_l2_shipped"]),
-                   f"ratio {fmt_num(candidate['matched_l2_ratio'])} <= {L2_RATIO}", c["b_l2"]),
+        _l2_line(candidate, shipped, c["b_l2"]),
         check_line("(c) QA", fmt_num(candidate["qa"]), fmt_num(shipped["qa"]), f">= shipped - {QA_MARGIN}", c["c_qa"]),
         check_line("(c) image mAP@0.5", fmt_num(candidate["map_50"], 4), fmt_num(shipped["map_50"], 4),
                    f">= shipped - {MAP_MARGIN}", c["c_map"]),
     ], decision["replace"])
+
+
+def _l2_line(candidate: dict[str, Any], shipped: dict[str, Any], ok: bool) -> str:
+    if "own_ar" in candidate and "own_ar" in shipped:
+        mine, theirs = candidate["own_ar"], shipped["own_ar"]
+        return check_line("(b) matched L2 / own AR's", f"{fmt_num(mine['ratio'])} (n={mine['n']})",
+                          f"{fmt_num(theirs['ratio'])} (n={theirs['n']})", "< shipped's", ok)
+    return check_line(f"(b) matched L2 (n={candidate['matched_n']})", fmt_num(candidate["matched_l2"]),
+                      fmt_num(candidate["matched_l2_shipped"]),
+                      f"ratio {fmt_num(candidate['matched_l2_ratio'])} <= {L2_RATIO}", ok)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,6 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="closed-loop benchmark JSON (repeatable; merged): both students on the same routes")
     parser.add_argument("--shipped", required=True, help="ROW=POLICY of the shipped student")
     parser.add_argument("--candidate", required=True, help="ROW=POLICY of the candidate")
+    parser.add_argument("--ar-rows", default=None, metavar="CANDIDATE_AR=SHIPPED_AR",
+                        help="rule v7: each student's AR row (in --store and --shipped-store); (b) compares the "
+                             "students' matched-subset L2 ratios to their own ARs")
     add_output_arguments(parser)
     args = parser.parse_args(argv)
     (shipped_key, shipped_policy), (key, policy) = row_policy_pairs(parser, [args.shipped, args.candidate])
@@ -113,6 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = ([f"{key} (store)"] if key not in ours else []) + ([f"{shipped_key} (shipped store)"] if shipped_key
                                                                  not in theirs else [])
     missing += [p for p in (policy, shipped_policy) if p not in closed]
+    ar_rows = args.ar_rows.partition("=")[::2] if args.ar_rows else None
+    if ar_rows:
+        missing += ([f"{ar_rows[0]} (store)"] if ar_rows[0] not in ours else [])
+        missing += ([f"{ar_rows[1]} (shipped store)"] if ar_rows[1] not in theirs else [])
     if missing:
         print(f"error: not scored: {', '.join(missing)}", file=sys.stderr)
         return 2
@@ -128,6 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                               theirs[shipped_key]["records"], closed[shipped_policy], n_boot=args.bootstrap)
         rows[k]["qa"] = agg["understanding"]["accuracy"]
         rows[k]["map_50"] = agg["perception"]["map_50"]
+    if ar_rows:
+        rows[key]["own_ar"] = own_ar_ratio(ours[key]["records"], ours[ar_rows[0]]["records"])
+        rows[shipped_key]["own_ar"] = own_ar_ratio(theirs[shipped_key]["records"], theirs[ar_rows[1]]["records"])
     decision = decide(rows[key], rows[shipped_key])
     print(markdown(rows[key], rows[shipped_key], decision))
     write_choice(args.json, {"rows": rows, "decision": decision})
