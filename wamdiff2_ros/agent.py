@@ -87,13 +87,17 @@ class AgentOutput:
         return [f"{t.task}: {t.error}" for t in self.tasks.values() if t.error]
 
 
+def _kept_velocity(ego: EgoMotion) -> tuple[float, float]:
+    """The velocity the constant-velocity plan keeps: the ego's, or standing still when its motion is not finite."""
+    return ego.velocity if ego.is_finite() else (0.0, 0.0)
+
+
 def constant_velocity_trajectory(ego: EgoMotion) -> np.ndarray:
     """Fallback plan: keep the current ego-frame velocity for 4 s; (8, 3) x, y, heading."""
-    vx, vy = ego.velocity if ego.is_finite() else (0.0, 0.0)
-    t = codecs.waypoint_times()
-    xy = np.stack([vx * t, vy * t], axis=1)
+    vx, vy = _kept_velocity(ego)
+    xy = codecs.constant_velocity_waypoints((vx, vy))
     heading = math.atan2(vy, vx) if math.hypot(vx, vy) > 1e-3 else 0.0
-    return np.concatenate([xy, np.full((len(t), 1), heading)], axis=1)
+    return np.concatenate([xy, np.full((len(xy), 1), heading)], axis=1)
 
 
 def parse_task_answer(task: str, text: str, *, finished: bool = True,
@@ -124,8 +128,7 @@ def ego_frame_plan(plan: codecs.PlanningAnswer, plan_style: str, ego: EgoMotion)
     plan of the velocity its prompt reported (``codecs.plan_waypoints``); others as they are."""
     if plan_style not in codecs.RESIDUAL_STYLES:
         return plan
-    velocity = ego.velocity if ego.is_finite() else (0.0, 0.0)
-    return codecs.PlanningAnswer(codecs.plan_waypoints(plan, plan_style, velocity))
+    return codecs.PlanningAnswer(codecs.plan_waypoints(plan, plan_style, _kept_velocity(ego)))
 
 
 def plan_or_fallback(answer_text: str, ego: EgoMotion, *, finished: bool = True,

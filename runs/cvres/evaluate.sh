@@ -7,9 +7,9 @@ cd /work/main
 PY=.venv/bin/python
 bash runs/cvres/data.sh
 ln -sfn ../cruise/ft-ctl runs/cvres/s-ctl  # the student's fixed1 arm, run by the cruise probe
-score() {
+score() {  # two scorers into one store (its writes are locked; rows already scored are skipped)
   $PY -m wamdiff2_ros.evaluation.paper_table score --registry runs/cvres/registry.yaml --runs runs/cvres \
-    --split runs/data/synth-val-l7 --name val-l7 --store "runs/cvres/val_l7_$1.json" --train runs/data8/synth-train \
+    --split runs/data/synth-val-l7 --name val-l7 --store runs/cvres/val_l7.json --train runs/data8/synth-train \
     --cache runs/cvres/score_cache --mixed-scenes 0 --quiet --rows "$@" > "runs/cvres/log_score_$1.txt" 2>&1
 }
 echo "$(date -u +%T) scoring"
@@ -17,14 +17,6 @@ score s-res a-res &
 P=$!
 score s-ctl a-ctl
 wait $P
-$PY - <<'PYEOF'
-import json
-out = {}
-for part in ("s-res", "s-ctl"):
-    for name, split in json.load(open(f"runs/cvres/val_l7_{part}.json")).items():
-        out.setdefault(name, {}).update(split)
-json.dump(out, open("runs/cvres/val_l7.json", "w"))
-PYEOF
 echo "$(date -u +%T) closed loop"
 [ -f runs/cvres/cl_seed6.json ] || $PY -m wamdiff2_ros.cli eval closed-loop --baselines constant-velocity --model s-res=runs/cvres/s-res \
   --model s-ctl=runs/cvres/s-ctl --routes 20 --seed 6 --threads 1 --workers 2 --confidence-threshold 0.3 \

@@ -12,6 +12,7 @@ import json
 
 import numpy as np
 
+from wamdiff2_ros.evaluation.heldout import l2_horizons
 from wamdiff2_ros.evaluation.paper_table import matched
 from wamdiff2_ros.evaluation.stats import paired_bootstrap
 
@@ -36,19 +37,15 @@ def main() -> None:
                     "l2_all": float(np.mean([np.mean(r["l2_h"]) for r in plans])),
                     "l2_1s_parsed": float(np.mean([r["l2_h_pred"][0] for r in parsed])),
                     "l2_h_parsed": np.mean([r["l2_h_pred"] for r in parsed], axis=0).round(3).tolist()}
-    any_plans = planning(next(iter(rec.values())))
-    cv = [r for r in any_plans]
-    gt = np.array([r["gt"] for r in cv])
-    fb = np.array([r["fallback"] for r in cv])
-    err = np.linalg.norm(gt - fb, axis=2)  # (n, 8) at 0.5 s steps
-    out["constant_velocity"] = {"l2_h": err[:, [1, 3, 5, 7]].mean(axis=0).round(3).tolist()}
+    cv = [l2_horizons(np.asarray(r["fallback"]), np.asarray(r["gt"])) for r in planning(next(iter(rec.values())))]
+    out["constant_velocity"] = {"l2_h": np.mean(cv, axis=0).round(3).tolist()}
     m = matched(rec["s-res"], rec["s-ctl"])
     a = paired_bootstrap(np.asarray(m["l2_a"]) - np.asarray(m["l2_b"]), reference=m["l2_b"])
     out["a"] = {"n": m["n"], "s_res": m["mean_a"], "s_ctl": m["mean_b"], "diff": a, "holds": a["high"] < 0}
     ratios = {}
     for s, ar in (("s-ctl", "a-ctl"), ("s-res", "a-res")):
         mm = matched(rec[s], rec[ar])
-        ratios[s] = {"n": mm["n"], "student": mm["mean_a"], "ar": mm["mean_b"], "ratio": mm["mean_a"] / mm["mean_b"]}
+        ratios[s] = {"n": mm["n"], "student": mm["mean_a"], "ar": mm["mean_b"], "ratio": mm["ratio"]}
     out["b"] = {**ratios, "holds": ratios["s-res"]["ratio"] < ratios["s-ctl"]["ratio"]}
     if args.closed_loop:
         cl = json.load(open(args.closed_loop))

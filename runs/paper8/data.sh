@@ -3,13 +3,5 @@
 # 12 (new), front camera, 256x128, the default world rules; made after the rule was written. Skipped if present.
 set -euo pipefail
 cd /work/main
-.venv/bin/python - <<'PYEOF'
-from pathlib import Path
-from wamdiff2_ros.data.synth import synthesize
-out = Path("runs/data/synth-val-l8")
-if (out / "navsim_logs" / "synthetic" / "synthetic_s12_0011.pkl").is_file():
-    print(f"{out}: present")
-else:
-    synthesize(out, num_logs=12, num_frames=40, seed=12, cameras=("CAM_F0",), size=(256, 128), progress=False)
-    print(f"{out}: written")
-PYEOF
+source runs/paper6/split.sh
+split runs/data synth-val-l8 12 40 12 0 60 CAM_F0

@@ -37,9 +37,9 @@ rows:
   - {key: cand-ar, label: "residual-plan lineage: its equal-compute AR", run: runs/paper8/tiny-ar-equal, block_size: 1,
      lineage: []}
 YAML
-score() {
-  [ -f "$OUT/val_l8_$1.json" ] || $PY -m wamdiff2_ros.evaluation.paper_table score --registry $OUT/registry.yaml \
-    --runs . --split runs/data/synth-val-l8 --name val-l8 --store "$OUT/val_l8_$1.json" --train runs/data8/synth-train \
+score() {  # two scorers into one store (its writes are locked; rows already scored are skipped)
+  $PY -m wamdiff2_ros.evaluation.paper_table score --registry $OUT/registry.yaml --runs . \
+    --split runs/data/synth-val-l8 --name val-l8 --store $OUT/val_l8.json --train runs/data8/synth-train \
     --cache $OUT/cache --mixed-scenes 0 --quiet --rows "$@" > "$OUT/log_score_$1.txt" 2>&1
 }
 echo "$(date -u +%T) open loop"
@@ -47,14 +47,6 @@ score cand cand-ar &
 P=$!
 score shipped shipped-ar
 wait $P
-$PY - <<'PYEOF'
-import json
-out = {}
-for part in ("cand", "shipped"):
-    for name, split in json.load(open(f"runs/v7/val_l8_{part}.json")).items():
-        out.setdefault(name, {}).update(split)
-json.dump(out, open("runs/v7/val_l8.json", "w"))
-PYEOF
 echo "$(date -u +%T) closed loop"
 [ -f $OUT/cl_seed7.json ] || $PY -m wamdiff2_ros.cli eval closed-loop --baselines constant-velocity \
   --model shipped=checkpoints/wamdiff2-tiny-b32 --model cand=runs/paper8/candidate --routes 20 --seed 7 --threads 1 \

@@ -143,7 +143,8 @@ def _plan_l2(record: dict[str, Any], key: str = "l2_h") -> float:
 
 
 def matched(records_a: Sequence[dict[str, Any]], records_b: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Planning L2 (avg 1-4 s) of both models on the samples where BOTH plans parsed (same ids, a's order)."""
+    """Planning L2 (avg 1-4 s) of both models on the samples where BOTH plans parsed (same ids, a's order), and
+    the ratio of their means (a over b; None without samples)."""
     b_by_id = {r["id"]: r for r in records_b if r["task"] == "planning"}
     ids, l2_a, l2_b = [], [], []
     for a in records_a:
@@ -160,6 +161,7 @@ def matched(records_a: Sequence[dict[str, Any]], records_b: Sequence[dict[str, A
         "l2_b": l2_b,
         "mean_a": float(np.mean(l2_a)) if ids else None,
         "mean_b": float(np.mean(l2_b)) if ids else None,
+        "ratio": float(np.mean(l2_a) / np.mean(l2_b)) if ids and np.mean(l2_b) else None,
     }
 
 

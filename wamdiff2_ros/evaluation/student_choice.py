@@ -52,7 +52,6 @@ def student_row(key: str, policy: str, records: Sequence[dict[str, Any]], parse_
     ds = np.array([routes[n]["driving_score"] for n in names], dtype=float)
     shipped_ds = np.array([shipped_routes[n]["driving_score"] for n in names], dtype=float)
     both = matched(records, shipped_records)
-    ratio = both["mean_a"] / both["mean_b"] if both["n"] and both["mean_b"] else None
     return {
         "row": key,
         "policy": policy,
@@ -64,7 +63,7 @@ def student_row(key: str, policy: str, records: Sequence[dict[str, Any]], parse_
         "matched_n": both["n"],
         "matched_l2": both["mean_a"],
         "matched_l2_shipped": both["mean_b"],
-        "matched_l2_ratio": ratio,
+        "matched_l2_ratio": both["ratio"],
     }
 
 

@@ -65,8 +65,7 @@ def same_worlds(records: Sequence[dict[str, Any]], shipped_records: Sequence[dic
 def own_ar_ratio(records: Sequence[dict[str, Any]], ar_records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """A student's matched-subset L2 ratio to its own AR baseline (the samples where both plans parse)."""
     both = matched(records, ar_records)
-    ratio = both["mean_a"] / both["mean_b"] if both["n"] and both["mean_b"] else None
-    return {"n": both["n"], "student": both["mean_a"], "ar": both["mean_b"], "ratio": ratio}
+    return {"n": both["n"], "student": both["mean_a"], "ar": both["mean_b"], "ratio": both["ratio"]}
 
 
 def decide(candidate: dict[str, Any], shipped: dict[str, Any]) -> dict[str, Any]:
