@@ -54,13 +54,19 @@ class SdpaAttention:
     """SDPA over the first ``kv_len`` cache slots (None = all, for static CUDA-graph shapes)."""
 
     def __init__(self, cache: StaticKVCache, slots: torch.Tensor, mask: torch.Tensor, kv_len: int | None,
-                 scale: float) -> None:
+                 scale: float, write: torch.Tensor | None = None) -> None:
+        """``write`` (rows, n) bool: where a row writes its keys and values (None: everywhere)."""
         self.cache, self.slots, self.mask, self.kv_len, self.scale = cache, slots, mask, kv_len, scale
+        self.write = write
 
     def __call__(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                  queries: torch.Tensor | None = None) -> torch.Tensor:
         """``queries`` (m,): q holds only these of the forward's n positions (k and v hold all n)."""
         rows, heads, n, head_dim = q.shape
+        if self.write is not None:  # keep the cached keys and values where a row does not write
+            old_k, old_v = (t.index_select(2, self.slots) for t in self.cache.dense(layer, rows, self.kv_len))
+            keep = ~self.write[:, None, :, None]
+            k, v = torch.where(keep, old_k, k), torch.where(keep, old_v, v)
         self.cache.write(layer, k, v, self.slots)
         keys, values = self.cache.dense(layer, rows, self.kv_len)
         mask = self.mask if queries is None else self.mask.index_select(2, queries)

@@ -40,6 +40,13 @@ class DecodeConfig:
     once every earlier position of its block is committed (or is in the same step), so
     a short answer is not cut by an end token committed early (False: the paper's rule,
     any position by confidence alone).
+    ``reuse_committed_kv`` (approximate; fast engine, eager SDPA, B > 1, where
+    ``prune_committed`` applies): a committed block position runs once more, in the
+    step after its commit, and from then on its keys and values are reused for the
+    rest of the block instead of recomputed every step, so a denoise step runs only
+    the masked positions and the ones committed last step (the delayed caching of
+    dKV-Cache, Ma et al. 2025). The tokens may differ from the exact decode; a
+    block's clean forward still rewrites all of its keys and values exactly.
     """
 
     block_size: int = 32
@@ -51,6 +58,7 @@ class DecodeConfig:
     cuda_graphs: bool | str = "auto"
     prune_committed: bool = True
     end_in_order: bool = False
+    reuse_committed_kv: bool = False
     dtype: str = "float32"
     device: str = "cpu"
 
@@ -83,6 +91,11 @@ class DecodeConfig:
             raise bad("prune_committed", "must be true or false")
         if not isinstance(self.end_in_order, bool):
             raise bad("end_in_order", "must be true or false")
+        if not isinstance(self.reuse_committed_kv, bool):
+            raise bad("reuse_committed_kv", "must be true or false")
+        if self.reuse_committed_kv and self.engine != "fast":
+            raise bad("reuse_committed_kv", 'is an approximation of the fast engine; the reference engine decodes '
+                      'exactly (engine="fast")')
         if self.dtype not in DTYPES:
             raise bad("dtype", f"must be one of {DTYPES}")
         if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith("cuda")):

@@ -160,6 +160,31 @@ class Block:
         return "fused" in self.inputs
 
 
+@dataclass
+class Fresh:
+    """The block columns a ``reuse_committed_kv`` denoise step runs, and what it writes.
+
+    A column runs while it is masked and once more in the step after its commit (its
+    keys and values then see its committed token); from then on the cache keeps
+    those keys and values for the rest of the block. ``columns`` (m,): the columns
+    fresh in some row; ``keep``: the indices within ``columns`` of the still-masked
+    ones (the last layer's queries); ``write`` (rows, m) bool: where each row writes,
+    None when every row writes every column.
+    """
+
+    columns: torch.Tensor
+    keep: torch.Tensor
+    write: torch.Tensor | None
+
+    @classmethod
+    def of(cls, before: torch.Tensor, masked_columns: torch.Tensor) -> Fresh:
+        """From the mask at the previous step's start (rows, B) and the still-masked columns (k,), k <= m."""
+        columns = before.any(dim=0).nonzero().squeeze(1)  # a host sync, like ``_masked_columns``
+        write = before.index_select(1, columns)
+        every = write.shape[0] == 1 or bool(write.all())
+        return cls(columns, torch.searchsorted(columns, masked_columns), None if every else write)
+
+
 class FastEngine:
     """Fast decoder bound to one model; keeps its cache, rope tables and graphs between calls.
 
@@ -243,7 +268,8 @@ class FastEngine:
     @staticmethod
     def _label(mode: Mode, config: DecodeConfig) -> str:
         return (f"fast/{mode.backend}" + ("+cudagraph" if mode.graphs else "")
-                + ("" if config.prune_committed else "+full"))
+                + ("" if config.prune_committed else "+full")
+                + ("+reuse" if mode.prune and config.reuse_committed_kv else ""))
 
     # -- forwards ---------------------------------------------------------------------
     def _encode_images(self, prompt: PreparedPrompt, dtype: torch.dtype) -> VisionFeatures:
@@ -550,14 +576,20 @@ class FastEngine:
         """
         cap, threshold, mask_id = config.step_cap, float(config.confidence_threshold), self.vla.mask_token_id
         end_id = self.vla.end_token_id if config.end_in_order else None
+        reuse = mode.prune and config.reuse_committed_kv
+        before = None  # reuse: the columns masked when the previous step began (rows, B)
         for step in range(1, cap + 1):
             if self.between_steps is not None:
                 self.between_steps()
             kind = "fused" if block.fused and step == 1 else "step"
-            columns = None
+            columns = fresh = None
             if mode.prune:  # the last layer runs only the still-masked columns
                 columns = state.offsets if step == 1 else self._masked_columns(block)
-            logits = self._step_forward(kind, block, state, mode, columns)
+                if reuse and step > 1:  # ... and the other layers only those and the ones committed last step
+                    fresh = Fresh.of(before, columns)
+            if reuse:
+                before = block.masked.clone()
+            logits = self._step_forward(kind, block, state, mode, columns, fresh)
             state.forwards += 1
             if trace is not None:
                 trace.append(logits[:state.real_rows].float().cpu())
@@ -571,10 +603,11 @@ class FastEngine:
         return block.masked.any(dim=0).nonzero().squeeze(1)
 
     def _step_forward(self, kind: str, block: Block, state: DecodeState, mode: Mode,
-                      columns: torch.Tensor | None) -> torch.Tensor:
+                      columns: torch.Tensor | None, fresh: Fresh | None = None) -> torch.Tensor:
         """One decode forward of ``kind``: a replay of its CUDA graph (captured on first use), or eager.
 
         In graph mode the logits are the graph's static output: read them before the next replay.
+        ``fresh`` (eager, ``reuse_committed_kv``): run only these block columns (``Fresh``).
         """
         size = state.block_size
         forward = functools.partial(self._forward, block=size, plan=block.plans.get(kind), columns=columns)
@@ -583,7 +616,29 @@ class FastEngine:
             self.graph_keys.add(key)
         if mode.graphs:
             return self.graphs.run(key, forward, block.inputs[kind])
+        if fresh is not None:
+            return self._fresh_forward(block.inputs[kind], size, columns, fresh)
         return forward(**block.inputs[kind])
+
+    def _fresh_forward(self, inputs: dict[str, torch.Tensor], block: int, columns: torch.Tensor,
+                       fresh: Fresh) -> torch.Tensor:
+        """A denoise step over the ``fresh`` block columns alone (``reuse_committed_kv``).
+
+        The other columns' keys and values stay in their cache slots from the step after
+        they were committed, and every query still attends the whole block. A row
+        writes a fresh column's keys and values only where that column is fresh for
+        the row (``fresh.write``), so a row decodes the same in a batch as alone.
+        """
+        stack, cols = self.stack, fresh.columns
+        hidden = stack.embed_tokens(inputs["ids"].index_select(1, cols))
+        positions = inputs["positions"].index_select(1, cols)
+        cos, sin = self.rope_cos[positions], self.rope_sin[positions]
+        mask = inputs["mask"].index_select(2, cols)
+        attend = SdpaAttention(self.cache, inputs["slots"].index_select(0, cols), mask, mask.shape[-1], stack.scale,
+                               write=fresh.write)
+        kept = stack.logits(stack.layers_forward(hidden, cos, sin, attend, keep=fresh.keep))
+        logits = kept.new_full((kept.shape[0], block, kept.shape[2]), float("nan"))
+        return logits.index_copy_(1, columns, kept)
 
     def _commit_block(self, state: DecodeState, block: Block) -> None:
         """Keep block k's tokens in the rows still running; a row that committed the end token is finished."""
