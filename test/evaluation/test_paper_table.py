@@ -458,18 +458,28 @@ def test_a_row_threshold_must_be_a_number_in_the_unit_interval(tmp_path):
             pt.load_registry(tmp_path / "rows.yaml")
 
 
-def test_a_row_end_in_order_is_a_flag_or_tasks(tmp_path):
+@pytest.mark.parametrize(("option", "read"), [("end_in_order", pt.end_in_order_tasks),
+                                               ("reuse_kv", pt.reuse_kv_tasks)])
+def test_a_row_task_option_is_a_flag_or_tasks(tmp_path, option, read):
     rows = registry()
     for value, tasks in ((True, ("planning", "perception", "understanding")), (["understanding"], ("understanding",)),
                          (False, ())):
-        rows["rows"][1]["end_in_order"] = value
+        rows["rows"][1][option] = value
         (tmp_path / "rows.yaml").write_text(json.dumps(rows))
-        assert pt.end_in_order_tasks(pt.load_registry(tmp_path / "rows.yaml")["rows"][1]) == tasks
+        assert read(pt.load_registry(tmp_path / "rows.yaml")["rows"][1]) == tasks
     for bad in ("yes", ["steering"], 1):
-        rows["rows"][1]["end_in_order"] = bad
+        rows["rows"][1][option] = bad
         (tmp_path / "rows.yaml").write_text(json.dumps(rows))
-        with pytest.raises(ValueError, match="end_in_order"):
+        with pytest.raises(ValueError, match=option):
             pt.load_registry(tmp_path / "rows.yaml")
+
+
+def test_task_config_turns_reuse_on_for_the_tasks_named_and_never_at_b1():
+    from wamdiff2_ros.evaluation.heldout import task_config
+
+    named = ("perception", "understanding")
+    assert [task_config(32, 0.3, 64, t, reuse_kv=named).reuse_committed_kv for t in pt.TASKS] == [False, True, True]
+    assert not task_config(1, 0.3, 64, "perception", reuse_kv=True).reuse_committed_kv  # the AR decodes exactly
 
 
 def test_held_out_rows_see_the_cameras_asked_for(tmp_path):

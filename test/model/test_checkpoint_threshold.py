@@ -77,6 +77,21 @@ def test_end_in_order_tasks_are_written_read_and_checked(tmp_path):
         own_end_in_order_tasks(ckpt)
 
 
+def test_reuse_kv_tasks_are_written_read_and_checked(tmp_path):
+    from wamdiff2_ros.model.checkpoints import own_end_in_order_tasks, own_reuse_kv_tasks, write_own_threshold
+
+    ckpt = _checkpoint(tmp_path)
+    assert own_reuse_kv_tasks(ckpt) == () and own_reuse_kv_tasks(None) == ()
+    write_own_threshold(ckpt, 0.3, None, ["understanding"], ["perception", "understanding"])
+    assert own_reuse_kv_tasks(ckpt) == ("perception", "understanding")
+    assert own_end_in_order_tasks(ckpt) == ("understanding",)
+    write_own_threshold(ckpt, 0.3, None, ["understanding"])  # none named: the list goes, the other stays
+    assert own_reuse_kv_tasks(ckpt) == () and own_end_in_order_tasks(ckpt) == ("understanding",)
+    (ckpt / "generation_config.json").write_text(json.dumps({"reuse_kv_tasks": [1]}))
+    with pytest.raises(ValueError, match="reuse_kv_tasks"):
+        own_reuse_kv_tasks(ckpt)
+
+
 def test_drive_node_end_in_order_tasks_parameter():
     pytest.importorskip("rclpy")
     from wamdiff2_ros.ros.drive_node import end_in_order_error, end_in_order_tasks

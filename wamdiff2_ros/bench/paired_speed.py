@@ -38,7 +38,12 @@ from wamdiff2_ros.data.tokenized import prompt_of
 from wamdiff2_ros.decoding import generate
 from wamdiff2_ros.evaluation.heldout import TASKS, scene_tasks, split_rows, spread, task_config
 from wamdiff2_ros.evaluation.paper_table import PAIRED_KEY, update_store
-from wamdiff2_ros.model.checkpoints import decode_threshold, own_end_in_order_tasks, own_task_thresholds
+from wamdiff2_ros.model.checkpoints import (
+    decode_threshold,
+    own_end_in_order_tasks,
+    own_reuse_kv_tasks,
+    own_task_thresholds,
+)
 from wamdiff2_ros.model.loader import ModelLoadError, load_model
 
 WORKLOADS = {"planning": ("planning",), "mixed": TASKS}
@@ -52,15 +57,17 @@ class DecodeSettings:
     threshold: float
     task_thresholds: dict[str, float]
     end_in_order_tasks: tuple[str, ...]
+    reuse_kv_tasks: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, directory: str | Path, block_size: int) -> DecodeSettings:
         return cls(block_size, decode_threshold(None, directory), own_task_thresholds(directory),
-                   own_end_in_order_tasks(directory))
+                   own_end_in_order_tasks(directory), own_reuse_kv_tasks(directory))
 
     def config(self, task: str, max_new_tokens: int):
         thresholds = {t: self.task_thresholds.get(t, self.threshold) for t in TASKS}
-        return task_config(self.block_size, thresholds, max_new_tokens, task, self.end_in_order_tasks)
+        return task_config(self.block_size, thresholds, max_new_tokens, task, self.end_in_order_tasks,
+                           self.reuse_kv_tasks)
 
 
 def turn_order(names: Sequence[str], scene_index: int) -> list[str]:

@@ -162,18 +162,21 @@ def gt_boxes(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def task_config(block_size: int, threshold: float | Mapping[str, float], max_new_tokens: int, task: str = "planning",
-                end_in_order: bool | Collection[str] = False) -> Any:
+                end_in_order: bool | Collection[str] = False, reuse_kv: bool | Collection[str] = False) -> Any:
     """The decode config of ``task``; ``threshold`` may map tasks to their own (tasks not named get 0.9),
-    ``end_in_order`` may name the tasks it is on for."""
+    ``end_in_order`` and ``reuse_kv`` (``DecodeConfig.reuse_committed_kv``) may name the tasks they are on for."""
     if isinstance(threshold, Mapping):
         threshold = threshold.get(task, 0.9)
     if not isinstance(end_in_order, bool):
         end_in_order = task in end_in_order
+    if not isinstance(reuse_kv, bool):
+        reuse_kv = task in reuse_kv
     return DecodeConfig(
         block_size=block_size,
         confidence_threshold=threshold,
         max_new_tokens=max_new_tokens,
         end_in_order=end_in_order,
+        reuse_committed_kv=reuse_kv and block_size > 1,
         engine="fast",
         device="cpu",
         dtype="float32",
@@ -236,14 +239,17 @@ def score(
     max_new_tokens: int = 192,
     progress: bool = True,
     end_in_order: bool | Collection[str] = False,
+    reuse_kv: bool | Collection[str] = False,
 ) -> dict[str, Any]:
     """Decode every row at ``block_size`` (fast engine, greedy) and return the per-sample records.
 
     ``threshold``: one for every task, or ``{task: threshold}`` (a checkpoint with per-task defaults);
-    ``end_in_order``: ``DecodeConfig.end_in_order``, for every task or the tasks named (recorded when on).
+    ``end_in_order``: ``DecodeConfig.end_in_order``, for every task or the tasks named (recorded when on);
+    ``reuse_kv``: ``DecodeConfig.reuse_committed_kv`` likewise.
     """
 
-    configs = {task: task_config(block_size, threshold, max_new_tokens, task, end_in_order) for task in TASKS}
+    configs = {task: task_config(block_size, threshold, max_new_tokens, task, end_in_order, reuse_kv)
+               for task in TASKS}
     if rows:  # one untimed decode first: engine set-up is not decode speed
 
         generate(vla, prompt_of(rows[0]), configs[rows[0]["task"]])
@@ -257,6 +263,7 @@ def score(
         "threshold": dict(threshold) if isinstance(threshold, Mapping) else threshold,
         **({"end_in_order": end_in_order if isinstance(end_in_order, bool) else sorted(end_in_order)}
            if end_in_order else {}),
+        **({"reuse_kv": reuse_kv if isinstance(reuse_kv, bool) else sorted(reuse_kv)} if reuse_kv else {}),
         "max_new_tokens": max_new_tokens,
         "samples": dict(Counter(r["task"] for r in records)),
         "records": records,
@@ -291,6 +298,7 @@ def time_mixed(
     threshold: float | Mapping[str, float] = 0.9,
     max_new_tokens: int = 192,
     end_in_order: bool | Collection[str] = False,
+    reuse_kv: bool | Collection[str] = False,
 ) -> dict[str, Any]:
     """Decode tokens/s and tokens per forward of the three-task workload on ``n_scenes`` scenes (spread evenly).
 
@@ -299,7 +307,8 @@ def time_mixed(
     """
     by_scene = scene_tasks(rows, n_scenes)
     scenes = list(by_scene)
-    configs = {task: task_config(block_size, threshold, max_new_tokens, task, end_in_order) for task in TASKS}
+    configs = {task: task_config(block_size, threshold, max_new_tokens, task, end_in_order, reuse_kv)
+               for task in TASKS}
     totals = {task: [0, 0, 0.0] for task in TASKS}
     if scenes:
         generate(vla, prompt_of(by_scene[scenes[0]]["planning"]), configs["planning"])  # untimed warm-up

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from wamdiff2_ros.evaluation.paper_table import end_in_order_tasks, row_split
+from wamdiff2_ros.evaluation.paper_table import end_in_order_tasks, reuse_kv_tasks, row_split
 from wamdiff2_ros.evaluation.run_records import read_json
 
 ARCHIVE = Path("docs/runs/paper")
@@ -202,6 +202,9 @@ def card(name: str, row: dict[str, Any], registry: dict[str, Any], runs: Path, s
                + " (`task_confidence_thresholds`)") if tasks else ""
         ends = end_in_order_tasks(row)
         own += f"; end tokens in order for {', '.join(ends)} (`end_in_order_tasks`)" if ends else ""
+        reused = reuse_kv_tasks(row)
+        own += (f"; reused committed keys and values for {', '.join(reused)} (`reuse_kv_tasks`, approximate)"
+                if reused else "")
         lines += [f"Decoding default: confidence threshold {row['threshold']:g}{own}, written into"
                   " `generation_config.json` (`confidence_threshold`, used by drive_node and `wamdiff2 eval closed-loop`"
                   " unless they are given one), chosen on validation data by the decode threshold rules in"

@@ -72,9 +72,10 @@ def load_registry(path: str | Path = REGISTRY) -> dict[str, Any]:
             if threshold is not None and (not is_threshold(threshold) or (task and task not in TASKS)):
                 raise ValueError(f"{path}: row {row['key']!r} has threshold {threshold!r}"
                                  + (f" for task {task!r}" if task else "") + " (a number in [0, 1] for a task)")
-        ends = row.get("end_in_order", False)
-        if not (isinstance(ends, bool) or (isinstance(ends, list) and all(t in TASKS for t in ends))):
-            raise ValueError(f"{path}: row {row['key']!r} has end_in_order {ends!r} (true, false or a list of tasks)")
+        for option in TASK_OPTIONS:
+            named = row.get(option, False)
+            if not (isinstance(named, bool) or (isinstance(named, list) and all(t in TASKS for t in named))):
+                raise ValueError(f"{path}: row {row['key']!r} has {option} {named!r} (true, false or a list of tasks)")
         keys.add(row["key"])
     shipped = data.get("shipped") or []
     for i, ship in enumerate(shipped):
@@ -563,6 +564,7 @@ def markdown(
         + "".join(f" (`{r['key']}`: {r['threshold']:g}"
                   + "".join(f", {t} {v:g}" for t, v in (r.get("task_thresholds") or {}).items())
                   + (f"; end tokens in order for {', '.join(end_in_order_tasks(r))}" if end_in_order_tasks(r) else "")
+                  + (f"; reused committed keys for {', '.join(reuse_kv_tasks(r))}" if reuse_kv_tasks(r) else "")
                   + ")"
                   for r in registry["rows"] if r.get("threshold") is not None)
         + f", at most {info.get('max_new_tokens', '?')} new tokens."
@@ -863,6 +865,7 @@ def _score_command(args: argparse.Namespace) -> int:
             max_new_tokens=args.max_new_tokens,
             progress=not args.quiet,
             end_in_order=end_in_order_tasks(row),
+            reuse_kv=reuse_kv_tasks(row),
         )
         entry = {"run": row["run"], "checkpoint": str(path), "limit": args.limit, **scored}  # scored names its threshold
         if args.mixed_scenes:
@@ -874,6 +877,7 @@ def _score_command(args: argparse.Namespace) -> int:
                 threshold=threshold,
                 max_new_tokens=args.max_new_tokens,
                 end_in_order=end_in_order_tasks(row),
+                reuse_kv=reuse_kv_tasks(row),
             )
         if own_baselines is not None:
             entry["train_baselines"] = own_baselines
@@ -898,10 +902,23 @@ def _score_command(args: argparse.Namespace) -> int:
     return 0
 
 
+TASK_OPTIONS = ("end_in_order", "reuse_kv")  # a row's per-task decode options: true (every task) or a list of tasks
+
+
+def row_tasks(row: dict[str, Any], option: str) -> tuple[str, ...]:
+    """The tasks a row decodes with ``option`` (one of ``TASK_OPTIONS``): true (all) or a list of tasks."""
+    named = row.get(option, False)
+    return tuple(TASKS) if named is True else tuple(named or ())
+
+
 def end_in_order_tasks(row: dict[str, Any]) -> tuple[str, ...]:
-    """The tasks a row decodes with ``DecodeConfig.end_in_order``: ``end_in_order`` true (all) or a list of tasks."""
-    ends = row.get("end_in_order", False)
-    return tuple(TASKS) if ends is True else tuple(ends or ())
+    """The tasks a row decodes with ``DecodeConfig.end_in_order``."""
+    return row_tasks(row, "end_in_order")
+
+
+def reuse_kv_tasks(row: dict[str, Any]) -> tuple[str, ...]:
+    """The tasks a row decodes with ``DecodeConfig.reuse_committed_kv`` (``reuse_kv``)."""
+    return row_tasks(row, "reuse_kv")
 
 
 def _report_command(args: argparse.Namespace) -> int:

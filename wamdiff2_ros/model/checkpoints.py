@@ -92,19 +92,30 @@ def own_task_thresholds(directory: str | os.PathLike | None) -> dict[str, float]
 
 
 END_IN_ORDER_KEY = "end_in_order_tasks"  # in generation_config.json: tasks decoded with DecodeConfig.end_in_order
+REUSE_KV_KEY = "reuse_kv_tasks"  # in generation_config.json: tasks decoded with DecodeConfig.reuse_committed_kv
 
 
-def own_end_in_order_tasks(directory: str | os.PathLike | None) -> tuple[str, ...]:
-    """The tasks a checkpoint decodes with end tokens in order (``generation_config.json``; none by default)."""
+def own_task_list(directory: str | os.PathLike | None, key: str) -> tuple[str, ...]:
+    """The tasks a checkpoint's ``generation_config.json`` names under ``key`` (none by default)."""
     import json
 
     path = Path(directory) / "generation_config.json" if directory is not None else None
     if path is None or not path.is_file():
         return ()
-    tasks = json.loads(path.read_text()).get(END_IN_ORDER_KEY) or []
+    tasks = json.loads(path.read_text()).get(key) or []
     if not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks):
-        raise ValueError(f"{path}: {END_IN_ORDER_KEY} must be a list of task names, got {tasks!r}")
+        raise ValueError(f"{path}: {key} must be a list of task names, got {tasks!r}")
     return tuple(tasks)
+
+
+def own_end_in_order_tasks(directory: str | os.PathLike | None) -> tuple[str, ...]:
+    """The tasks a checkpoint decodes with end tokens in order (``generation_config.json``; none by default)."""
+    return own_task_list(directory, END_IN_ORDER_KEY)
+
+
+def own_reuse_kv_tasks(directory: str | os.PathLike | None) -> tuple[str, ...]:
+    """The tasks a checkpoint decodes with reused committed keys and values (none by default: exact decoding)."""
+    return own_task_list(directory, REUSE_KV_KEY)
 
 
 PLAN_STYLE_KEY = "plan_style"  # in generation_config.json: a residual plan style (codecs.RESIDUAL_STYLES) it answers in
@@ -143,9 +154,10 @@ def write_plan_style(directory: str | os.PathLike, style: str) -> None:
 
 def write_own_threshold(directory: str | os.PathLike, threshold: float,
                         task_thresholds: dict[str, float] | None = None,
-                        end_in_order_tasks: list[str] | tuple[str, ...] | None = None) -> None:
-    """Record ``threshold`` (and single tasks' own, and the tasks decoded with end tokens in order) as the
-    checkpoint's decode defaults in ``generation_config.json``."""
+                        end_in_order_tasks: list[str] | tuple[str, ...] | None = None,
+                        reuse_kv_tasks: list[str] | tuple[str, ...] | None = None) -> None:
+    """Record ``threshold`` (and single tasks' own, the tasks decoded with end tokens in order, and those decoded
+    with reused committed keys and values) as the checkpoint's decode defaults in ``generation_config.json``."""
     import json
 
     path = Path(directory) / "generation_config.json"
@@ -155,8 +167,9 @@ def write_own_threshold(directory: str | os.PathLike, threshold: float,
         data[TASK_THRESHOLDS_KEY] = {t: _checked(v, f"task threshold {t!r}") for t, v in task_thresholds.items()}
     else:
         data.pop(TASK_THRESHOLDS_KEY, None)
-    if end_in_order_tasks:
-        data[END_IN_ORDER_KEY] = list(end_in_order_tasks)
-    else:
-        data.pop(END_IN_ORDER_KEY, None)
+    for key, tasks in ((END_IN_ORDER_KEY, end_in_order_tasks), (REUSE_KV_KEY, reuse_kv_tasks)):
+        if tasks:
+            data[key] = list(tasks)
+        else:
+            data.pop(key, None)
     path.write_text(json.dumps(data, indent=2) + "\n")

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from wamdiff2_ros.evaluation import paper_card
-from wamdiff2_ros.evaluation.paper_table import end_in_order_tasks, load_registry, read_store, row_of
+from wamdiff2_ros.evaluation.paper_table import end_in_order_tasks, load_registry, read_store, reuse_kv_tasks, row_of
 from wamdiff2_ros.evaluation.run_records import archive_runs
 from wamdiff2_ros.model.checkpoints import write_own_threshold
 from wamdiff2_ros.training.ship import copy_model
@@ -46,7 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     archive_runs(runs, [*row["lineage"], *(row.get("teacher_lineage") or [])], paper_card.ARCHIVE)
     dst = copy_model(runs / row["run"], Path(args.out) / args.name)
     if row.get("threshold") is not None:  # the row's decode threshold becomes the checkpoint's own default
-        write_own_threshold(dst, float(row["threshold"]), row.get("task_thresholds"), end_in_order_tasks(row))
+        write_own_threshold(dst, float(row["threshold"]), row.get("task_thresholds"), end_in_order_tasks(row),
+                            reuse_kv_tasks(row))
     (dst / "README.md").write_text(paper_card.card(args.name, row, registry, runs, store, args.split, dst))
     print(f"{dst}: {sum(p.stat().st_size for p in dst.iterdir()) / 1e6:.1f} MB")
     return 0
