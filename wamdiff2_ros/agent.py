@@ -213,6 +213,9 @@ class DrivingAgent:
     ``end_in_order_tasks``: tasks decoded with ``DecodeConfig.end_in_order`` (an end token
     waits for every earlier position of its block: a short rationale is not cut), besides
     all of them when ``config.end_in_order``; only tasks of one rule are batched together.
+    ``reuse_kv_tasks``: tasks decoded with ``DecodeConfig.reuse_committed_kv`` (approximate:
+    committed block positions' keys and values reused), besides all of them when
+    ``config.reuse_committed_kv``; likewise batched only with tasks of the same rule.
     ``batch_tasks``: decode the non-planning tasks of one :meth:`run` as rows of one
     batch (True), one after another from the shared prefix (False), or "auto": batch
     on CUDA, where a row more is nearly free, and not on the CPU, where a 2-row batch
@@ -258,6 +261,7 @@ class DrivingAgent:
         task_max_new_tokens: Mapping[str, int] | None = None,
         task_thresholds: Mapping[str, float] | None = None,
         end_in_order_tasks: Sequence[str] = (),
+        reuse_kv_tasks: Sequence[str] = (),
         reject_backwards: bool = False,
         planning_priority: bool = True,
     ) -> None:
@@ -297,9 +301,13 @@ class DrivingAgent:
         if bad:
             raise ValueError(f"task_thresholds must map tasks of {TASKS} to numbers in [0, 1], got {bad}")
         self.task_thresholds = {t: float(v) for t, v in thresholds.items()}
-        if isinstance(end_in_order_tasks, str) or any(t not in TASKS for t in end_in_order_tasks):
-            raise ValueError(f"end_in_order_tasks must be a list of tasks of {TASKS}, got {end_in_order_tasks!r}")
+        for name, named in (("end_in_order_tasks", end_in_order_tasks), ("reuse_kv_tasks", reuse_kv_tasks)):
+            if isinstance(named, str) or any(t not in TASKS for t in named):
+                raise ValueError(f"{name} must be a list of tasks of {TASKS}, got {named!r}")
         self.end_in_order_tasks = frozenset(end_in_order_tasks)
+        self.reuse_kv_tasks = frozenset(reuse_kv_tasks)
+        if self.reuse_kv_tasks and config.engine != "fast":
+            raise ValueError(f"reuse_kv_tasks {sorted(self.reuse_kv_tasks)} need the fast engine, not {config.engine!r}")
         self.reject_backwards = bool(reject_backwards)
         self.planning_priority = bool(planning_priority)
         # the plan style the checkpoint answers in (generation_config.json; a residual one is turned into waypoints)
@@ -372,10 +380,10 @@ class DrivingAgent:
         groups = [[t] for t in tasks if t == "planning"] if planning_first else []
         rest = [t for t in tasks if not (planning_first and t == "planning")]
         if rest:
-            if ctx.prefix is not None and self.batch_tasks:  # rows of one batch share a threshold and end rule
-                by_rule: dict[tuple[float, bool], list[str]] = {}
+            if ctx.prefix is not None and self.batch_tasks:  # rows of one batch share one decode rule
+                by_rule: dict[tuple[float, bool, bool], list[str]] = {}
                 for t in rest:
-                    by_rule.setdefault((self.threshold_of(t), self.end_in_order_of(t)), []).append(t)
+                    by_rule.setdefault(self.rule_of(t), []).append(t)
                 groups += list(by_rule.values())
             else:
                 groups += [[t] for t in rest]
@@ -497,23 +505,26 @@ class DrivingAgent:
         """Whether ``task`` decodes with ``DecodeConfig.end_in_order`` (``end_in_order_tasks`` or ``config``'s)."""
         return self.config.end_in_order or task in self.end_in_order_tasks
 
+    def reuse_kv_of(self, task: str) -> bool:
+        """Whether ``task`` decodes with ``DecodeConfig.reuse_committed_kv`` (``reuse_kv_tasks`` or ``config``'s)."""
+        return self.config.reuse_committed_kv or task in self.reuse_kv_tasks
+
+    def rule_of(self, task: str) -> tuple[float, bool, bool]:
+        """(threshold, end_in_order, reuse_committed_kv) of ``task``: only tasks of one rule share a batch."""
+        return self.threshold_of(task), self.end_in_order_of(task), self.reuse_kv_of(task)
+
     def config_for(self, tasks: Sequence[str]) -> DecodeConfig:
-        """The decode config of a group of tasks: ``config`` with the group's largest answer budget, its threshold
-        and its end rule."""
+        """The decode config of a group of tasks: ``config`` with the group's largest answer budget and its rule
+        (threshold, end rule, reused keys)."""
         budget = max(self.task_max_new_tokens.get(t, self.config.max_new_tokens) for t in tasks)
-        thresholds = {self.threshold_of(t) for t in tasks}
-        if len(thresholds) > 1:
-            raise ValueError(f"tasks {list(tasks)} decode at different thresholds {sorted(thresholds)}: not one batch")
-        ends = {self.end_in_order_of(t) for t in tasks}
-        if len(ends) > 1:
-            raise ValueError(f"tasks {list(tasks)} decode with different end-token rules: not one batch")
-        changes = {}
-        if (end := ends.pop()) != self.config.end_in_order:
-            changes["end_in_order"] = end
-        if budget != self.config.max_new_tokens:
-            changes["max_new_tokens"] = budget
-        if (threshold := thresholds.pop()) != self.config.confidence_threshold:
-            changes["confidence_threshold"] = threshold
+        rules = {self.rule_of(t) for t in tasks}
+        if len(rules) > 1:
+            raise ValueError(f"tasks {list(tasks)} decode by different rules (threshold, end tokens in order, reused "
+                             f"keys) {sorted(rules)}: not one batch")
+        threshold, end, reuse = rules.pop()
+        wanted = {"confidence_threshold": threshold, "end_in_order": end, "reuse_committed_kv": reuse,
+                  "max_new_tokens": budget}
+        changes = {k: v for k, v in wanted.items() if getattr(self.config, k) != v}
         return replace(self.config, **changes) if changes else self.config
 
     def _task_output(self, task: str, question: str, result, row: int, stats: DecodeStats, ego: EgoMotion,

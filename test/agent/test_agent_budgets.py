@@ -49,7 +49,7 @@ def test_each_task_decodes_at_its_own_threshold(vla):
         assert forwards["planning"] == forwards["perception"] == 16 and forwards["understanding"] == 2, forwards
     assert agent.config_for(["understanding"]).confidence_threshold == 0.0
     assert agent.config_for(["planning"]) is config
-    with pytest.raises(ValueError, match="different thresholds"):
+    with pytest.raises(ValueError, match="different rules"):
         agent.config_for(["perception", "understanding"])
 
 
@@ -65,7 +65,7 @@ def test_end_in_order_for_some_tasks(vla):
                          end_in_order_tasks=["understanding"], batch_tasks=True)
     assert agent.config_for(["understanding"]).end_in_order and agent.config_for(["planning"]) is config
     assert [agent.end_in_order_of(t) for t in ("planning", "perception", "understanding")] == [False, False, True]
-    with pytest.raises(ValueError, match="end-token rules"):
+    with pytest.raises(ValueError, match="different rules"):
         agent.config_for(["perception", "understanding"])
     images = {"CAM_F0": (np.random.default_rng(0).random((48, 96, 3)) * 255).astype(np.uint8)}
     outputs = agent.run(agent.prepare(images, EgoMotion(), "left"))  # not one batch: two groups of one
@@ -75,3 +75,24 @@ def test_end_in_order_for_some_tasks(vla):
     for bad in (["steering"], "understanding"):
         with pytest.raises(ValueError, match="end_in_order_tasks"):
             DrivingAgent(vla, config, end_in_order_tasks=bad)
+
+
+def test_reused_keys_for_some_tasks(vla):
+    """The scene tasks with reused committed keys, the plan exact: the plan's tokens are the exact decode's."""
+    config = DecodeConfig(block_size=8, confidence_threshold=0.8, max_new_tokens=16)
+    images = {"CAM_F0": (np.random.default_rng(0).random((48, 96, 3)) * 255).astype(np.uint8)}
+    tasks = ("planning", "perception", "understanding")
+    exact = DrivingAgent(vla, config, tasks=tasks, batch_tasks=True)
+    agent = DrivingAgent(vla, config, tasks=tasks, reuse_kv_tasks=["perception", "understanding"], batch_tasks=True)
+    assert [agent.reuse_kv_of(t) for t in tasks] == [False, True, True]
+    assert agent.config_for(["perception", "understanding"]).reuse_committed_kv  # one rule: one batch
+    assert agent.config_for(["planning"]) is config
+    ours, theirs = (a.run(a.prepare(images, EgoMotion(), "left")) for a in (agent, exact))
+    assert ours["planning"].stats.engine == theirs["planning"].stats.engine == "fast/sdpa+prefix"
+    assert ours["planning"].text == theirs["planning"].text
+    assert ours["perception"].stats.engine.endswith("+reuse+prefix")
+    for bad in (["steering"], "perception"):
+        with pytest.raises(ValueError, match="reuse_kv_tasks"):
+            DrivingAgent(vla, config, reuse_kv_tasks=bad)
+    with pytest.raises(ValueError, match="fast engine"):
+        DrivingAgent(vla, DecodeConfig(block_size=8, engine="reference"), reuse_kv_tasks=["perception"])

@@ -94,14 +94,14 @@ def test_reuse_kv_tasks_are_written_read_and_checked(tmp_path):
 
 def test_drive_node_end_in_order_tasks_parameter():
     pytest.importorskip("rclpy")
-    from wamdiff2_ros.ros.drive_node import end_in_order_error, end_in_order_tasks
+    from wamdiff2_ros.ros.drive_node import task_list, task_list_error
 
     own = ("understanding",)
-    assert end_in_order_tasks("auto", own) == own and end_in_order_tasks("none", own) == ()
-    assert end_in_order_tasks("perception, understanding", ()) == ("perception", "understanding")
-    assert end_in_order_error("auto") is None and end_in_order_error("planning,understanding") is None
-    assert "unknown tasks ['steering']" in end_in_order_error("steering")
-    assert end_in_order_error(3) == "must be a string"
+    assert task_list("auto", own) == own and task_list("none", own) == ()
+    assert task_list("perception, understanding", ()) == ("perception", "understanding")
+    assert task_list_error("auto") is None and task_list_error("planning,understanding") is None
+    assert "unknown tasks ['steering']" in task_list_error("steering")
+    assert task_list_error(3) == "must be a string"
 
 
 def test_drive_node_scene_thresholds_prefer_the_parameter_then_the_checkpoint():

@@ -40,6 +40,7 @@ from wamdiff2_ros.model.checkpoints import (
     DEFAULT_STUDENT,
     decode_threshold,
     own_end_in_order_tasks,
+    own_reuse_kv_tasks,
     own_task_thresholds,
 )
 from wamdiff2_ros.model.prompts import CAMERAS, DRIVING_COMMANDS
@@ -86,7 +87,10 @@ PARAMS = [
          "low thresholds); -1 as perception_confidence_threshold", in_range(-1.0, 1.0)),
     spec("end_in_order_tasks", "auto", "tasks whose end token waits for every earlier position of its block (a short "
          "answer is not cut): 'auto' = the checkpoint's own (generation_config.json end_in_order_tasks), 'none', "
-         "or a comma list of tasks", (lambda v: end_in_order_error(v), "auto, none or a comma list of tasks")),
+         "or a comma list of tasks", (lambda v: task_list_error(v), "auto, none or a comma list of tasks")),
+    spec("reuse_kv_tasks", "auto", "tasks decoded with reused committed keys and values (approximate, faster; fast "
+         "engine): 'auto' = the checkpoint's own (generation_config.json reuse_kv_tasks), 'none', or a comma list of "
+         "tasks", (lambda v: task_list_error(v), "auto, none or a comma list of tasks")),
     spec("perception_max_new_tokens", 0, "answer budget of perception (many boxes); 0 = max_new_tokens",
          in_range(0, 4096)),
     spec("understanding_max_new_tokens", 0, "answer budget of the rationale; 0 = max_new_tokens", in_range(0, 4096)),
@@ -140,16 +144,16 @@ def _cross_check(values: dict[str, Any]) -> str | None:
     return None
 
 
-def end_in_order_error(value: Any) -> str | None:
-    """Why ``end_in_order_tasks`` is refused, or None."""
+def task_list_error(value: Any) -> str | None:
+    """Why a task-list parameter (``end_in_order_tasks``, ``reuse_kv_tasks``) is refused, or None."""
     if not isinstance(value, str):
         return "must be a string"
-    bad = [t for t in end_in_order_tasks(value, ()) if t not in TASKS]
+    bad = [t for t in task_list(value, ()) if t not in TASKS]
     return f"unknown tasks {bad}; give 'auto', 'none' or a comma list of {list(TASKS)}" if bad else None
 
 
-def end_in_order_tasks(value: str, own: tuple[str, ...]) -> tuple[str, ...]:
-    """The tasks decoded with end tokens in order: the parameter, or the checkpoint's own for 'auto'."""
+def task_list(value: str, own: tuple[str, ...]) -> tuple[str, ...]:
+    """The tasks a task-list parameter names: the parameter, or the checkpoint's own for 'auto'."""
     if value == "auto":
         return tuple(own)
     return () if value == "none" else tuple(t.strip() for t in value.split(","))
@@ -260,10 +264,14 @@ class DriveNode:
         try:
             threshold = decode_threshold(float(self.p["confidence_threshold"]), getattr(vla, "path", None))
             own = own_task_thresholds(getattr(vla, "path", None)) if self.p["confidence_threshold"] < 0 else {}
-            ends = end_in_order_tasks(self.p["end_in_order_tasks"], own_end_in_order_tasks(getattr(vla, "path", None)))
+            ends = task_list(self.p["end_in_order_tasks"], own_end_in_order_tasks(getattr(vla, "path", None)))
+            reused = task_list(self.p["reuse_kv_tasks"], own_reuse_kv_tasks(getattr(vla, "path", None)))
         except ValueError as exc:
             raise ParameterError(f"model_path: {exc}") from None
         task_thresholds = scene_thresholds(self.p, own)
+        if reused and self.p["engine"] != "fast":  # the reference engine decodes exactly
+            self.log.warning(f"reuse_kv_tasks {', '.join(reused)}: needs engine 'fast'; decoding exactly")
+            reused = ()
         config = DecodeConfig(
             block_size=int(self.p["block_size"]),
             confidence_threshold=threshold,
@@ -275,7 +283,8 @@ class DriveNode:
         self.log.info(f"decode confidence threshold {threshold:g}"
                       + (" (the checkpoint's own)" if self.p["confidence_threshold"] < 0 else "")
                       + "".join(f", {task} {value:g}" for task, value in task_thresholds.items())
-                      + (f"; end tokens in order: {', '.join(ends)}" if ends else ""))
+                      + (f"; end tokens in order: {', '.join(ends)}" if ends else "")
+                      + (f"; reused committed keys: {', '.join(reused)}" if reused else ""))
         self.agent = DrivingAgent(
             vla,
             config,
@@ -288,6 +297,7 @@ class DriveNode:
                                  if self.p[f"{t}_max_new_tokens"]},
             task_thresholds=task_thresholds,
             end_in_order_tasks=[t for t in ends if t in self.p["tasks"]],
+            reuse_kv_tasks=[t for t in reused if t in self.p["tasks"]],
             reject_backwards=bool(self.p["reject_backwards_plans"]),
         )
         self.block_size = config.block_size
@@ -632,6 +642,7 @@ class DriveNode:
             for task in self.agent.tasks:
                 values[f"confidence_threshold/{task}"] = f"{self.agent.threshold_of(task):g}"
             values["end_in_order_tasks"] = ",".join(t for t in self.agent.tasks if self.agent.end_in_order_of(t)) or "none"
+            values["reuse_kv_tasks"] = ",".join(t for t in self.agent.tasks if self.agent.reuse_kv_of(t)) or "none"
             values["clock"] = "sim" if self.node.get_parameter("use_sim_time").value else "system"
             recent, fell = len(self.recent_fallbacks), sum(self.recent_fallbacks)
             values["fallback_share_recent"] = f"{fell / recent:.2f}" if recent else "-"
