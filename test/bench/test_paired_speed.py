@@ -37,7 +37,7 @@ def test_paired_speed_times_both_models_at_their_own_settings(random_models, syn
     student = tmp_path / "b4"
     shutil.copytree(root / "b4", student)
     # its own defaults: commit every mask at once, but the rationale one token per forward
-    write_own_threshold(student, 0.0, {"understanding": 1.0})
+    write_own_threshold(student, 0.0, {"understanding": 1.0}, reuse_kv_tasks=["perception"])
     out = tmp_path / "speed.json"
     rc = main(["--model", f"ar={root / 'ar'}", "--model", f"b4={student}", "--split", str(synth_root),
                "--scenes", "2", "--repeats", "2", "--max-new-tokens", "8", "--bootstrap", "200", "--threads", "1",
@@ -50,6 +50,7 @@ def test_paired_speed_times_both_models_at_their_own_settings(random_models, syn
     assert run["threads"] == 1 and "CPU" in run["machine"]
     assert run["settings"]["b4"]["block_size"] == 4 and run["settings"]["b4"]["threshold"] == 0.0
     assert run["settings"]["b4"]["task_thresholds"] == {"understanding": 1.0}
+    assert run["settings"]["b4"]["reuse_kv_tasks"] == ["perception"] and run["settings"]["ar"]["reuse_kv_tasks"] == []
     ar, b4 = run["models"]["ar"], run["models"]["b4"]
     for workload in ("planning", "mixed"):  # the baseline against itself
         assert ar["workloads"][workload]["vs_baseline"] == {"ratio": pytest.approx(1.0), "low": pytest.approx(1.0),
