@@ -31,6 +31,11 @@ How it is fast:
 * eager SDPA forwards (no CUDA graph; B > 1) run the last layer's queries, attention output and MLP only
   for the block columns still masked (and not for a fused clean block): nothing reads
   the other columns' outputs, so the tokens are unchanged (``prune_committed``);
+* ``reuse_committed_kv`` (approximate, off by default): from a block's second step on,
+  an eager SDPA step runs only the masked columns and those committed in the step
+  before; the other columns keep the keys and values they were last written with
+  (``Fresh``). Tokens may differ from the exact decode; the clean forward still
+  rewrites the whole block exactly, so the error stays within the block;
 * unmask selection is vectorised on the device (``selection.commit_step``). Host
   syncs while decoding: one per denoise step ("is the block complete?", which ends
   the block); with pruning, a second one per step from the block's second step on
@@ -305,25 +310,29 @@ class FastEngine:
         stack.layers_forward(hidden, cos, sin, attend, visual_mask, deepstack)
 
     def _forward(self, ids: torch.Tensor, positions: torch.Tensor, slots: torch.Tensor, mask: torch.Tensor,
-                 block: int, plan: FlashInferPlan | None = None, columns: torch.Tensor | None = None) -> torch.Tensor:
+                 block: int, plan: FlashInferPlan | None = None, columns: torch.Tensor | None = None,
+                 keep: torch.Tensor | None = None, write: torch.Tensor | None = None) -> torch.Tensor:
         """Decode forward over ``ids`` (rows, n); returns the last ``block`` positions' logits.
 
         ``columns`` (eager SDPA only): the block columns whose logits are wanted (the
         still-masked ones); the last layer then runs its queries for those alone, and
-        the other columns' logits come back as NaN.
+        the other columns' logits come back as NaN. ``keep``: where those columns sit
+        among the n (default: the last ``block`` positions are the block); ``write``:
+        SDPA's per-row write mask (``reuse_committed_kv``, ``Fresh``).
         """
         stack = self.stack
         hidden = stack.embed_tokens(ids)
         cos, sin = self.rope_cos[positions], self.rope_sin[positions]
         if plan is None:
             kv_len = mask.shape[-1]
-            attend = SdpaAttention(self.cache, slots, mask, None if kv_len == self.cache.slots else kv_len, stack.scale)
+            attend = SdpaAttention(self.cache, slots, mask, None if kv_len == self.cache.slots else kv_len, stack.scale,
+                                   write=write)
         else:
             attend = FlashInferAttention(plan, slots)
         if columns is None:
             hidden = stack.layers_forward(hidden, cos, sin, attend)
             return stack.logits(hidden[:, -block:])
-        keep = columns + (ids.shape[1] - block)
+        keep = columns + (ids.shape[1] - block) if keep is None else keep
         hidden = stack.layers_forward(hidden, cos, sin, attend, keep=keep)
         kept = stack.logits(hidden)
         logits = kept.new_full((kept.shape[0], block, kept.shape[2]), float("nan"))
@@ -616,29 +625,15 @@ class FastEngine:
             self.graph_keys.add(key)
         if mode.graphs:
             return self.graphs.run(key, forward, block.inputs[kind])
-        if fresh is not None:
-            return self._fresh_forward(block.inputs[kind], size, columns, fresh)
-        return forward(**block.inputs[kind])
-
-    def _fresh_forward(self, inputs: dict[str, torch.Tensor], block: int, columns: torch.Tensor,
-                       fresh: Fresh) -> torch.Tensor:
-        """A denoise step over the ``fresh`` block columns alone (``reuse_committed_kv``).
-
-        The other columns' keys and values stay in their cache slots from the step after
-        they were committed, and every query still attends the whole block. A row
-        writes a fresh column's keys and values only where that column is fresh for
-        the row (``fresh.write``), so a row decodes the same in a batch as alone.
-        """
-        stack, cols = self.stack, fresh.columns
-        hidden = stack.embed_tokens(inputs["ids"].index_select(1, cols))
-        positions = inputs["positions"].index_select(1, cols)
-        cos, sin = self.rope_cos[positions], self.rope_sin[positions]
-        mask = inputs["mask"].index_select(2, cols)
-        attend = SdpaAttention(self.cache, inputs["slots"].index_select(0, cols), mask, mask.shape[-1], stack.scale,
-                               write=fresh.write)
-        kept = stack.logits(stack.layers_forward(hidden, cos, sin, attend, keep=fresh.keep))
-        logits = kept.new_full((kept.shape[0], block, kept.shape[2]), float("nan"))
-        return logits.index_copy_(1, columns, kept)
+        inputs = block.inputs[kind]
+        if fresh is None:
+            return forward(**inputs)
+        # reuse_committed_kv: run only the fresh columns; every query still attends the whole block, the other
+        # columns' keys and values staying in their slots; a row writes only the columns fresh for it
+        cols = fresh.columns
+        return forward(ids=inputs["ids"].index_select(1, cols), positions=inputs["positions"].index_select(1, cols),
+                       slots=inputs["slots"].index_select(0, cols), mask=inputs["mask"].index_select(2, cols),
+                       keep=fresh.keep, write=fresh.write)
 
     def _commit_block(self, state: DecodeState, block: Block) -> None:
         """Keep block k's tokens in the rows still running; a row that committed the end token is finished."""
