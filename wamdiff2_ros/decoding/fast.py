@@ -92,12 +92,14 @@ def decode_mask(key_valid: torch.Tensor, start: int, block: int, fused: bool, kv
 
 @dataclass
 class Mode:
-    """How one request runs: attention backend, CUDA graphs, static (graph) shapes, last-layer pruning."""
+    """How one request runs: attention backend, CUDA graphs, static (graph) shapes, last-layer pruning, reused
+    committed keys (``reuse_committed_kv`` where pruning runs)."""
 
     backend: str
     graphs: bool
     static: bool
     prune: bool
+    reuse: bool = False
 
 
 @dataclass
@@ -233,7 +235,7 @@ class FastEngine:
         backend, graphs = self.settings(config, device)
         static = graphs or self.static_shapes
         prune = config.prune_committed and backend == "sdpa" and not static and config.block_size > 1
-        return Mode(backend, graphs, static, prune)
+        return Mode(backend, graphs, static, prune, prune and config.reuse_committed_kv)
 
     def _reserve(self, mode: Mode, batch: int, prompt_length: int, config: DecodeConfig, dtype: torch.dtype,
                  device: torch.device) -> int:
@@ -274,7 +276,7 @@ class FastEngine:
     def _label(mode: Mode, config: DecodeConfig) -> str:
         return (f"fast/{mode.backend}" + ("+cudagraph" if mode.graphs else "")
                 + ("" if config.prune_committed else "+full")
-                + ("+reuse" if mode.prune and config.reuse_committed_kv else ""))
+                + ("+reuse" if mode.reuse else ""))
 
     # -- forwards ---------------------------------------------------------------------
     def _encode_images(self, prompt: PreparedPrompt, dtype: torch.dtype) -> VisionFeatures:
@@ -585,7 +587,7 @@ class FastEngine:
         """
         cap, threshold, mask_id = config.step_cap, float(config.confidence_threshold), self.vla.mask_token_id
         end_id = self.vla.end_token_id if config.end_in_order else None
-        reuse = mode.prune and config.reuse_committed_kv
+        reuse = mode.reuse
         before = None  # reuse: the columns masked when the previous step began (rows, B)
         for step in range(1, cap + 1):
             if self.between_steps is not None:
