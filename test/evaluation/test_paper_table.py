@@ -552,3 +552,36 @@ def test_a_residual_checkpoint_is_scored_on_the_waypoints_it_means(tmp_path, mon
     np.testing.assert_allclose(record["pred"], truth, atol=0.05 + 1e-6)
     absolute = heldout.score_row(None, row, config)  # the same answer read as absolute waypoints
     assert min(absolute["l2_h_pred"]) > 2.0
+
+
+def _paired_entry(ratios: dict[int, tuple[float, float]]) -> dict:
+    """A paired-speed store entry of the rows ``student`` and ``ar-equal``: per thread count (planning, mixed) ratios."""
+    def models(planning: float, mixed: float) -> dict:
+        work = {w: {"tokens_per_second": 100.0 * r, "vs_baseline": {"ratio": r, "low": r - 0.1, "high": r + 0.1}}
+                for w, r in (("planning", planning), ("mixed", mixed))}
+        base = {w: {"tokens_per_second": 100.0, "vs_baseline": {"ratio": 1.0, "low": 1.0, "high": 1.0}}
+                for w in ("planning", "mixed")}
+        return {"s": {"workloads": work}, "a": {"workloads": base}}
+    return {"rows": {"s": "student", "a": "ar-equal"}, "baseline": "a", "scenes": 4, "repeats": 1, "date": "today",
+            "runs": [{"threads": t, "machine": "a CPU", "models": models(*r)} for t, r in ratios.items()]}
+
+
+def test_a_replication_section_shows_the_scored_rows_and_judges_each_thread_count():
+    # a split scoring only the shipped pair: under its own title, without the registry's other rows, and with the
+    # interleaved speed targets judged at every thread count it was timed at (here met at 2 threads only)
+    results = results_of(0.5, 25.0)
+    results["rep"] = results.pop("test")
+    results["rep"]["_paired_speed"] = _paired_entry({1: (2.5, 1.5), 2: (3.5, 2.5)})
+    text = pt.markdown(results, registry(), "rep", bootstrap=200, title="Replication on unseen data",
+                       scored_only=True)
+    assert text.startswith("## Replication on unseen data\n")
+    assert "never trained" not in text and "| B=32 student |" in text and "| AR |" in text
+    marks = _target_lines(text)
+    one = "planning tokens/s >= 3x AR, timed interleaved, 1 thread (the 95% interval's lower end)"
+    two = "planning tokens/s >= 3x AR, timed interleaved, 2 threads (the 95% interval's lower end)"
+    assert "**NOT met**" in marks[one] and "2.50x" in marks[one]
+    assert "**met**" in marks[two] and "3.50x" in marks[two]
+    mixed_two = "mixed three-task tokens/s >= 2x AR, timed interleaved, 2 threads (the 95% interval's lower end)"
+    assert "**met**" in marks[mixed_two]
+    full = pt.markdown(results, registry(), "rep", bootstrap=200)
+    assert full.startswith("## The paper's recipe on the rep split\n") and "never trained" in full

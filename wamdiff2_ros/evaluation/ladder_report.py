@@ -35,6 +35,7 @@ REPO = ARCHIVE.parents[1]
 CHECKPOINTS = REPO / "checkpoints"  # the shipped folders (their generation_config names their world rules)
 PAPER_STORE = REPO / "docs" / "results_paper.json"
 PAPER_SPLITS = ("test", "val")  # the headline split first, then the one every choice was made on
+REPLICATION_SPLIT = "rep"  # the shipped pair on a split nothing was chosen on (docs/runs/paper.yaml, replication)
 FINAL = "_final"  # rows scored again on every held-out sample, timed together: the targets' footing
 
 
@@ -208,13 +209,25 @@ def _final_section(results: dict[str, Any], index: LadderIndex) -> list[str]:
     return text
 
 
-def _closed_loop_section(folder: Path) -> list[str]:
+def _closed_loop_section(folder: Path, title: str = "Closed-loop benchmark") -> list[str]:
     """The closed-loop table of ``folder/closed_loop.json`` (``wamdiff2 eval closed-loop``), when it exists."""
     source = folder / "closed_loop.json"
     if not source.is_file():
         return []
     data = json.loads(source.read_text())
-    return [*closed_loop_report.summary_lines(data, level=2, plots=f"[{folder.name}/report.md]({folder.name}/report.md)"), ""]
+    plots = f"[{folder.name}/report.md]({folder.name}/report.md)"
+    return [*closed_loop_report.summary_lines(data, level=2, plots=plots, title=title), ""]
+
+
+def _replication_section(paper: dict[str, Any] | None, docs: Path) -> list[str]:
+    """The shipped pair on the replication split and the closed loop on its unseen routes, when measured."""
+    text = []
+    if paper and REPLICATION_SPLIT in paper["store"]:
+        path = (paper["store"][REPLICATION_SPLIT].get("_split") or {}).get("path", REPLICATION_SPLIT)
+        title = f"Replication: the shipped pair on an unseen split (`{path}`)"
+        text += [paper_table.markdown(paper["store"], paper["registry"], REPLICATION_SPLIT, title=title,
+                                      scored_only=True).rstrip("\n"), ""]
+    return text + _closed_loop_section(docs / "closed_loop_rep", "Replication: the closed loop on unseen routes")
 
 
 def _paper_section(paper: dict[str, Any] | None, images: Path, docs: Path) -> list[str]:
@@ -264,7 +277,7 @@ def render_results(results: dict[str, Any], runs: Path, docs: Path, limit: int, 
     return fill(read_template("results.md"), {
         "limit": str(limit), "held_out_table": markdown_table(results, index), "speed": speed,
         "constant_velocity": constant_velocity, "targets": targets, "final": _final_section(results, index),
-        "paper": _paper_section(paper, images, docs),
+        "paper": _paper_section(paper, images, docs), "replication": _replication_section(paper, docs),
         "closed_loop": _closed_loop_section(docs / "closed_loop"), "stage_table": _stage_table(runs, index, archive),
         "images": figures,
     })

@@ -115,7 +115,8 @@ def payload(summary: Mapping[str, Any], results: Sequence[RouteResult], routes: 
     }
 
 
-def summary_lines(data: Mapping[str, Any], level: int = 1, plots: str | None = None) -> list[str]:
+def summary_lines(data: Mapping[str, Any], level: int = 1, plots: str | None = None,
+                  title: str = "Closed-loop benchmark") -> list[str]:
     """Settings, the per-policy table and the targets, under a heading of ``level`` (also docs/RESULTS.md's section).
 
     ``plots``: where the BEV plots are, named in the text when given.
@@ -123,7 +124,7 @@ def summary_lines(data: Mapping[str, Any], level: int = 1, plots: str | None = N
     summary = data["summary"]
     head = "#" * level
     lines = [
-        f"{head} Closed-loop benchmark",
+        f"{head} {title}",
         "",
         f"Command: `{data['command']}`  ",
         f"Date: {data['date']}; machine: {data['machine']['platform']}, {data['machine'].get('cpus')} CPUs; "
