@@ -287,7 +287,7 @@ def test_a_lineage_on_its_own_data_is_matched_only_on_that_data():
     assert "– (baseline on other data)" in w16  # no baseline of its own: the store's AR is on other data
     ws = next(line for line in text.splitlines() if line.startswith("| W student |"))
     assert "0.200 / 0.400 (n=6)" in ws
-    assert "(0.00)" in ws  # QA majority from its own train split ('no'), not the store's ('yes': 1.00)
+    assert "(0.00; –)" in ws  # QA majority from its own train split ('no'), not the store's ('yes': 1.00)
     assert "**met**" in _target_lines(text)["matched-subset L2 <= 1.05x AR"]
     assert "`w-ar` and `w-student`" in text
     reg["rows"][-2]["baseline"] = "ar-equal"  # a student judged against an AR on other data: nothing is paired
@@ -585,3 +585,12 @@ def test_a_replication_section_shows_the_scored_rows_and_judges_each_thread_coun
     assert "**met**" in marks[mixed_two]
     full = pt.markdown(results, registry(), "rep", bootstrap=200)
     assert full.startswith("## The paper's recipe on the rep split\n") and "never trained" in full
+
+
+def test_answers_outside_the_question_types_answer_set_are_counted_as_not_valid():
+    # 'reo' is no traffic-light answer; 'no' and 'yes' are lead-presence answers (one of them wrong): 2 of 3 valid
+    records = [qa("q0", "traffic_light", "red", "reo"), qa("q1", "lead_presence", "yes", "no"),
+               qa("q2", "lead_presence", "no", "No")]
+    u = pt.aggregate(records)["understanding"]
+    assert u["valid_rate"] == pytest.approx(2 / 3) and u["accuracy"] == pytest.approx(0.0)
+    assert pt.aggregate([qa("q0", "made_up_type", "x", "x")])["understanding"]["valid_rate"] is None

@@ -33,10 +33,12 @@ from typing import Any
 import numpy as np
 
 from wamdiff2_ros.agent import TASKS
+from wamdiff2_ros.data.samples import ANSWER_SETS
 from wamdiff2_ros.evaluation.baselines import PRIOR_RADIUS_M, majority_answers, prior_box
 from wamdiff2_ros.evaluation.compute import run_compute
 from wamdiff2_ros.evaluation.detection import BEV_THRESHOLDS_M, BevBox, ImageBox, bev_center_distance_map, coco_map
 from wamdiff2_ros.evaluation.planning import HORIZONS_S, l2_metrics
+from wamdiff2_ros.evaluation.qa import exact_match
 from wamdiff2_ros.evaluation.run_records import update_json_store
 from wamdiff2_ros.evaluation.stats import paired_bootstrap
 from wamdiff2_ros.model.cameras import validate_cameras
@@ -294,6 +296,8 @@ def aggregate(records: Sequence[dict[str, Any]], baselines: dict[str, Any] | Non
             "accuracy": _mean([float(r["correct"]) for r in qa]),
             "parse_rate": _mean([float(r["parsed"]) for r in qa]),
             "majority_accuracy": _mean(majority_correct),
+            "valid_rate": _mean([exact_match(r["prediction"], ANSWER_SETS[r["question_type"]]) for r in qa
+                                 if r.get("question_type") in ANSWER_SETS]),
         },
         "perception": _perception(perc, base.get("prior_box")) if perc else {"n": 0},
         "speed": {
@@ -590,7 +594,7 @@ def markdown(
     lines.append("")
     header = (
         "| model | B | training compute | L2 all | L2 matched vs AR-equal | L2 @1s / 2s / 3s / 4s | plans parsed (going backwards) |"
-        " QA acc. (majority) | image mAP@0.5 (prior) | BEV AP 0.5/1/2/4 m (prior mAP) | tokens/s plan / perc / QA |"
+        " QA acc. (majority; answers valid) | image mAP@0.5 (prior) | BEV AP 0.5/1/2/4 m (prior mAP) | tokens/s plan / perc / QA |"
         " tokens/fwd plan / perc / QA | mixed tokens/s (tokens/fwd) |"
     )
     lines += [header, "|" + "---|" * 13]
@@ -631,7 +635,7 @@ def markdown(
         )
         lines.append(
             f"| {label} | {row['block_size']} | {compute} | {_num(p['l2'])} | {matched_cell} | {horizons} |"
-            f" {_num(p['parse_rate'], 2)} ({p.get('backwards', 0)}) | {_num(u['accuracy'], 2)} ({_num(u['majority_accuracy'], 2)}) | {img} |"
+            f" {_num(p['parse_rate'], 2)} ({p.get('backwards', 0)}) | {_num(u['accuracy'], 2)} ({_num(u['majority_accuracy'], 2)}; {_num(u.get('valid_rate'), 2)}) | {img} |"
             f" {bev} | {tps} | {tpf} | {mixed_cell} |"
         )
     lines.append("")
@@ -736,6 +740,10 @@ def _notes(
         f"- Going backwards: parsed plans whose forward coordinate drops by more than {BACKWARDS_TOLERANCE_M:g} m between"
         " consecutive waypoints (no ground-truth plan does: the ego never reverses). They parse, so they count as"
         " the model's answer in every L2 column; most are a digit lost where a number grows one (`1.10` for `11.10`)."
+    )
+    out.append(
+        "- Answers valid: the share of QA answers that are one of their question type's answers at all"
+        " (`data.samples.ANSWER_SETS`, compared as exact match compares); the rest are garbled or cut (`reo`, `nd`)."
     )
     any_agg = next(iter(aggregates.values()), None)
     if any_agg is not None and any_agg["planning"]["fallback_only_l2"] is not None:
