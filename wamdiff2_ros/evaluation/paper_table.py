@@ -499,18 +499,18 @@ def paired_speed_targets(entry: dict[str, Any] | None, student: str, baseline: s
     if run is None or student not in names or names.get(baseline) != entry.get("baseline"):
         return []
     out = []
+    unit = f"{threads} thread{'s' if threads > 1 else ''}"
     for workload, target in (("planning", TARGET_PLANNING_SPEEDUP), ("mixed", TARGET_MIXED_SPEEDUP)):
         w = run["models"][names[student]]["workloads"][workload]
         base = run["models"][names[baseline]]["workloads"][workload]
         v = w["vs_baseline"]
         what = "planning" if workload == "planning" else "mixed three-task"
         out.append((
-            f"{what} tokens/s >= {target:g}x AR, timed interleaved, {threads} thread{'s' if threads > 1 else ''}"
-            " (the 95% interval's lower end)",
+            f"{what} tokens/s >= {target:g}x AR, timed interleaved, {unit} (the 95% interval's lower end)",
             v["low"] >= target,
             f"{w['tokens_per_second']:.1f} vs AR {base['tokens_per_second']:.1f} tokens/s ({v['ratio']:.2f}x, 95% CI"
-            f" [{v['low']:.2f}, {v['high']:.2f}]; {entry['scenes']} scenes x {entry['repeats']} repeats, {threads}"
-            f" thread{'s' if threads > 1 else ''}, {run['machine'].split(' CPU')[0]}, {entry['date']})",
+            f" [{v['low']:.2f}, {v['high']:.2f}]; {entry['scenes']} scenes x {entry['repeats']} repeats, {unit},"
+            f" {run['machine'].split(' CPU')[0]}, {entry['date']})",
         ))
     return out
 
