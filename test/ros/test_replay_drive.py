@@ -45,8 +45,12 @@ def test_replay_lockstep_drives_the_driver(repo, ros_env, processes, ros_peer, s
          "-p", "image_transport:=raw"],
         ros_env, cwd=repo,
     )
-    assert ros_peer.spin_until(lambda: len(plans) >= n or replay.poll() is not None and len(plans) >= n, 120), (
-        f"got {len(plans)} plans of {n}\nreplay:\n{process_output(replay)}\ndriver:\n{process_output(driver)}"
+    def everything() -> bool:
+        return min(len(plans), len(gt), len(boxes), len(infos)) >= n
+
+    assert ros_peer.spin_until(everything, 120), (
+        f"got {len(plans)} plans, {len(gt)} ground truths, {len(boxes)} box sets, {len(infos)} scene infos of {n}\n"
+        f"replay:\n{process_output(replay)}\ndriver:\n{process_output(driver)}"
     )
     assert replay.wait(timeout=30) == 0, process_output(replay)
     got = {stamp_to_ns(p.header.stamp): p for p in plans}
@@ -55,7 +59,6 @@ def test_replay_lockstep_drives_the_driver(repo, ros_env, processes, ros_peer, s
         plan = got[stamp]
         assert plan.scene_token == token
         assert plan.header.frame_id == "base_link" and len(plan.waypoints) == 8
-    assert ros_peer.spin_until(lambda: len(gt) >= n and len(boxes) >= n and len(infos) >= n, 10)
     assert len(gt) >= n and all(len(g.waypoints) == 8 and g.scene_token for g in gt)
     # the replayed ground truth is the log's future, in the current ego frame
     first = next(g for g in gt if stamp_to_ns(g.header.stamp) == min(expected))

@@ -55,6 +55,8 @@ PARAMS = [
     spec("start_delay_s", 1.0, "wait this long before the first frame (discovery)", in_range(0.0, 60.0)),
     spec("wait_for_subscribers_s", 30.0, "before starting, wait up to this long for a camera subscriber", in_range(0.0, 600.0)),
     spec("exit_when_done", True, "shut the node down after the last scene"),
+    spec("exit_ack_timeout_s", 5.0, "before exiting, wait up to this long for subscribers to acknowledge the reliable topics",
+         in_range(0.0, 600.0)),
 ]
 
 
@@ -195,8 +197,19 @@ class NavsimReplay:
         self.log.info(f"replay done: {self.published} scenes, {self.timeouts} lock-step timeouts")
         self.done.set()
         if self.p["exit_when_done"]:
-            time.sleep(0.5)  # let the last messages leave
+            self.flush()
             rclpy.try_shutdown()
+
+    def flush(self) -> None:
+        """Wait until the reliable topics' subscribers have acknowledged every sample (or the timeout)."""
+        from rclpy.duration import Duration
+
+        timeout = Duration(seconds=self.p["exit_ack_timeout_s"])
+        unacked = [pub.topic_name for pub in (self.info_pub, self.gt_traj_pub, self.gt_box_pub, self.cmd_pub)
+                   if not pub.wait_for_all_acked(timeout)]
+        if unacked:
+            self.log.warning(f"exiting with samples not acknowledged on {', '.join(unacked)}")
+        time.sleep(0.2)  # best-effort topics (images, odometry) get a moment too
 
     def publish_scene(self, scene) -> int:
         from geometry_msgs.msg import AccelStamped
