@@ -34,6 +34,7 @@ import numpy as np
 
 from wamdiff2_ros.agent import TASKS
 from wamdiff2_ros.data.samples import ANSWER_SETS
+from wamdiff2_ros.evaluation import qa_breakdown
 from wamdiff2_ros.evaluation.baselines import PRIOR_RADIUS_M, majority_answers, prior_box
 from wamdiff2_ros.evaluation.compute import run_compute
 from wamdiff2_ros.evaluation.detection import BEV_THRESHOLDS_M, BevBox, ImageBox, bev_center_distance_map, coco_map
@@ -176,6 +177,15 @@ def compare(
     diff = np.asarray(m["l2_a"]) - np.asarray(m["l2_b"])
     boot = paired_bootstrap(diff, n=n, seed=seed, reference=m["l2_a"] if m["n"] else None)
     return {"n": m["n"], "mean_ar": m["mean_a"], "mean_student": m["mean_b"], "diff": boot}
+
+
+def versus_constant_velocity(records: Sequence[dict[str, Any]], *, n: int = 10000, seed: int = 0) -> dict[str, Any]:
+    """Paired bootstrap of constant-velocity minus model L2 on every planning sample (the model's L2 with its
+    fallback in, as the agent drives it; positive: the model is better than driving on at the current speed)."""
+    plan = [r for r in records if r["task"] == "planning"]
+    model = [_plan_l2(r) for r in plan]
+    cv = [l2_metrics(np.asarray(r["fallback"]), np.asarray(r["gt"]))["l2_avg"] for r in plan]
+    return paired_bootstrap(np.asarray(cv) - np.asarray(model), n=n, seed=seed, reference=cv if plan else None)
 
 
 # --------------------------------------------------------------------------- trivial baselines
@@ -585,8 +595,8 @@ def markdown(
         + f", at most {info.get('max_new_tokens', '?')} new tokens."
         " Planning L2 is the average of the 1, 2, 3, 4 s waypoint errors (m): `all` on every sample, a plan that does"
         " not parse replaced by the constant-velocity fallback the driving agent would drive; `matched` on the samples"
-        f" where both this row's and the `{base_row['key'] if base_row else '?'}` row's plans parse (this row / that"
-        " row, n)"
+        + (f" where both this row's and the `{base_row['key']}` row's plans parse (this row / that row, n)" if base_row
+           else " where both this row's and its AR baseline's plans parse (this row / that row, n)")
         + (f"; rows of a lineage with its own equal-compute AR baseline ({', '.join(f'`{k}`' for k in own_baselines)})"
            " are matched against that one" if own_baselines else "")
         + ". Compute: the row's whole lineage (steps x batch = samples; CPU core-minutes)."
@@ -670,6 +680,15 @@ def markdown(
                 else "the student or the AR baseline is not scored on this split."
             )
         )
+    if both_scored:
+        lines += ["", "Against constant velocity (the fallback: drive on at the current speed and heading), on every"
+                  " planning sample, the model's L2 with its fallback in (paired, constant velocity minus the model;"
+                  f" positive: the model is better; {bootstrap} resamples):", ""]
+        for row in (base_row, student_row):
+            v = versus_constant_velocity(_records(split, row["key"]), n=bootstrap)
+            if v["mean"] is not None:
+                lines.append(f"- `{row['key']}`: {v['mean']:+.3f} m [{v['low']:+.3f}, {v['high']:+.3f}]"
+                             f" ({v['relative_pct']:+.1f}% of constant velocity's L2, n={v['n']})")
     refused = refused_plans(_records(split, student_row["key"]) if student_row else None)
     if refused:
         lines += ["", f"Plans of `{student_row['key']}` that did not parse (the first {len(refused)} in split order;"
@@ -681,6 +700,10 @@ def markdown(
     for name, ok, numbers in [compute_parity(registry, computes), *judged]:
         lines.append(f"- {name}: **{_mark(ok)}** ({numbers})")
     lines.append("")
+    if both_scored and same_data(split, student_row["key"], base_row["key"]):
+        train = _baselines_of(results, split, student_row["key"]) or split_baselines(_records(split, student_row["key"]))
+        lines += qa_breakdown.markdown((student_row["key"], _records(split, student_row["key"])),
+                                       (base_row["key"], base_records), train["qa_answers"])
     return "\n".join(lines)
 
 
