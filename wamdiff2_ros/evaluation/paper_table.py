@@ -39,7 +39,6 @@ from wamdiff2_ros.evaluation.baselines import PRIOR_RADIUS_M, majority_answers, 
 from wamdiff2_ros.evaluation.compute import run_compute
 from wamdiff2_ros.evaluation.detection import BEV_THRESHOLDS_M, BevBox, ImageBox, bev_center_distance_map, coco_map
 from wamdiff2_ros.evaluation.planning import HORIZONS_S, l2_metrics
-from wamdiff2_ros.evaluation.qa import exact_match
 from wamdiff2_ros.evaluation.run_records import update_json_store
 from wamdiff2_ros.evaluation.stats import paired_bootstrap
 from wamdiff2_ros.model.cameras import validate_cameras
@@ -146,6 +145,11 @@ def _plan_l2(record: dict[str, Any], key: str = "l2_h") -> float:
     return float(np.mean(record[key]))
 
 
+def _fallback_l2(record: dict[str, Any]) -> float:
+    """L2 (avg 1-4 s) of the record's constant-velocity fallback."""
+    return l2_metrics(np.asarray(record["fallback"]), np.asarray(record["gt"]))["l2_avg"]
+
+
 def matched(records_a: Sequence[dict[str, Any]], records_b: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Planning L2 (avg 1-4 s) of both models on the samples where BOTH plans parsed (same ids, a's order), and
     the ratio of their means (a over b; None without samples)."""
@@ -184,7 +188,7 @@ def versus_constant_velocity(records: Sequence[dict[str, Any]], *, n: int = 1000
     fallback in, as the agent drives it; positive: the model is better than driving on at the current speed)."""
     plan = [r for r in records if r["task"] == "planning"]
     model = [_plan_l2(r) for r in plan]
-    cv = [l2_metrics(np.asarray(r["fallback"]), np.asarray(r["gt"]))["l2_avg"] for r in plan]
+    cv = [_fallback_l2(r) for r in plan]
     return paired_bootstrap(np.asarray(cv) - np.asarray(model), n=n, seed=seed, reference=cv if plan else None)
 
 
@@ -287,7 +291,7 @@ def aggregate(records: Sequence[dict[str, Any]], baselines: dict[str, Any] | Non
     qa = [r for r in records if r["task"] == "understanding"]
     perc = [r for r in records if r["task"] == "perception"]
     parsed = [r for r in plan if r["parsed"]]
-    fallback_l2 = [l2_metrics(np.asarray(r["fallback"]), np.asarray(r["gt"]))["l2_avg"] for r in plan]
+    fallback_l2 = [_fallback_l2(r) for r in plan]
     majority_correct = majority_hits(qa, base, own)
     out = {
         "samples": dict(sorted(Counter(r["task"] for r in records).items())),
@@ -306,7 +310,7 @@ def aggregate(records: Sequence[dict[str, Any]], baselines: dict[str, Any] | Non
             "accuracy": _mean([float(r["correct"]) for r in qa]),
             "parse_rate": _mean([float(r["parsed"]) for r in qa]),
             "majority_accuracy": _mean(majority_correct),
-            "valid_rate": _mean([exact_match(r["prediction"], ANSWER_SETS[r["question_type"]]) for r in qa
+            "valid_rate": _mean([float(qa_breakdown.answer_valid(r)) for r in qa
                                  if r.get("question_type") in ANSWER_SETS]),
         },
         "perception": _perception(perc, base.get("prior_box")) if perc else {"n": 0},
@@ -652,10 +656,12 @@ def markdown(
     lines += _notes(results, registry, split, aggregates, baselines)
     student_row, base_row = student_and_baseline(registry)
     base_records = _records(split, base_row["key"]) if base_row else None
+    student_records = _records(split, student_row["key"]) if student_row else None
     comparison = None
-    both_scored = base_records is not None and student_row and _records(split, student_row["key"]) is not None
-    if both_scored and same_data(split, student_row["key"], base_row["key"]):
-        comparison = compare(base_records, _records(split, student_row["key"]), n=bootstrap)
+    both_scored = base_records is not None and student_records is not None
+    paired = both_scored and same_data(split, student_row["key"], base_row["key"])
+    if paired:
+        comparison = compare(base_records, student_records, n=bootstrap)
     lines += ["### Student vs the equal-compute AR baseline", ""]
     if comparison and comparison["n"]:
         d = comparison["diff"]
@@ -684,12 +690,12 @@ def markdown(
         lines += ["", "Against constant velocity (the fallback: drive on at the current speed and heading), on every"
                   " planning sample, the model's L2 with its fallback in (paired, constant velocity minus the model;"
                   f" positive: the model is better; {bootstrap} resamples):", ""]
-        for row in (base_row, student_row):
-            v = versus_constant_velocity(_records(split, row["key"]), n=bootstrap)
+        for row, records in ((base_row, base_records), (student_row, student_records)):
+            v = versus_constant_velocity(records, n=bootstrap)
             if v["mean"] is not None:
                 lines.append(f"- `{row['key']}`: {v['mean']:+.3f} m [{v['low']:+.3f}, {v['high']:+.3f}]"
                              f" ({v['relative_pct']:+.1f}% of constant velocity's L2, n={v['n']})")
-    refused = refused_plans(_records(split, student_row["key"]) if student_row else None)
+    refused = refused_plans(student_records)
     if refused:
         lines += ["", f"Plans of `{student_row['key']}` that did not parse (the first {len(refused)} in split order;"
                   " the agent drives the constant-velocity fallback instead):", ""]
@@ -700,10 +706,10 @@ def markdown(
     for name, ok, numbers in [compute_parity(registry, computes), *judged]:
         lines.append(f"- {name}: **{_mark(ok)}** ({numbers})")
     lines.append("")
-    if both_scored and same_data(split, student_row["key"], base_row["key"]):
-        train = _baselines_of(results, split, student_row["key"]) or split_baselines(_records(split, student_row["key"]))
-        lines += qa_breakdown.markdown((student_row["key"], _records(split, student_row["key"])),
-                                       (base_row["key"], base_records), train["qa_answers"])
+    if paired:
+        train = _baselines_of(results, split, student_row["key"]) or split_baselines(student_records)
+        lines += qa_breakdown.markdown((student_row["key"], student_records), (base_row["key"], base_records),
+                                       train["qa_answers"])
     return "\n".join(lines)
 
 

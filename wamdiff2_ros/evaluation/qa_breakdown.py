@@ -16,14 +16,15 @@ from wamdiff2_ros.data.samples import ANSWER_SETS
 from wamdiff2_ros.evaluation.baselines import majority_answers
 from wamdiff2_ros.evaluation.qa import exact_match
 
-__all__ = ["by_question_type", "invalid_answers", "markdown"]
+__all__ = ["answer_valid", "by_question_type", "invalid_answers", "markdown"]
 
 
 def _qa(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in records if r["task"] == "understanding" and r.get("question_type") in ANSWER_SETS]
 
 
-def _valid(record: dict[str, Any]) -> bool:
+def answer_valid(record: dict[str, Any]) -> bool:
+    """Whether a QA record's prediction is one of its question type's answers (compared as exact match compares)."""
     return bool(exact_match(record["prediction"], ANSWER_SETS[record["question_type"]]))
 
 
@@ -39,7 +40,7 @@ def by_question_type(records: Sequence[dict[str, Any]], qa_answers: dict[str, di
         out[qtype] = {
             "n": len(rows),
             "accuracy": sum(float(r["correct"]) for r in rows) / len(rows),
-            "valid_rate": sum(_valid(r) for r in rows) / len(rows),
+            "valid_rate": sum(answer_valid(r) for r in rows) / len(rows),
             "majority_answer": guess,
             "majority_accuracy": (
                 None if guess is None else sum(exact_match(guess, r["answer"]) for r in rows) / len(rows)
@@ -53,7 +54,7 @@ def by_question_type(records: Sequence[dict[str, Any]], qa_answers: dict[str, di
 
 def invalid_answers(records: Sequence[dict[str, Any]], limit: int = 5) -> list[tuple[str, str, int]]:
     """The ``limit`` most common answers that are none of their question type's answers: (type, answer, count)."""
-    counts = Counter((r["question_type"], r["prediction"]) for r in _qa(records) if not _valid(r))
+    counts = Counter((r["question_type"], r["prediction"]) for r in _qa(records) if not answer_valid(r))
     return [(qtype, answer, n) for (qtype, answer), n in counts.most_common(limit)]
 
 
