@@ -168,3 +168,47 @@ def test_heldout_scoring_and_shipping(ladder, tmp_path):
     assert "steps=10 " in exact and f"init={ladder['root'] / 'ar'}" in exact and "block_size" not in exact
     text = card("x", "tiny-b4", ladder["root"], scores, "a test model", load_index())
     assert "planning L2" in text and "load_model" in text
+
+
+def _same(a, b):
+    """Per-sample scores equal, NaN (no masked position) matching NaN."""
+    return all(len(a[k]) == len(b[k]) and all(x == y or (x != x and y != y) for x, y in zip(a[k], b[k], strict=True))
+               for k in ("acc", "nll"))
+
+
+def test_teacher_check_reads_every_model_on_the_same_noisy_states(ladder):
+    """Stage II/III's teacher check: a copy of the student scores exactly the student; a model trained further scores better."""
+    from wamdiff2_ros.evaluation.teacher_check import compare, masked_scores
+
+    cfg, result = ladder["b4"]
+    student = load_model(result.output_dir, block_size=4)
+    rows = _rows(cfg, student)
+    models = {"student": (student, 4), "copy": (load_model(result.output_dir, block_size=4), 4),
+              "further": (load_model(ladder["teacher"], block_size=4), 4)}
+    scores = masked_scores(models, rows, 4, seed=3)
+    assert len(scores["student"]["acc"]) == len(rows)
+    assert _same(scores["copy"], scores["student"])
+    report = compare(scores, "student", tasks=[r["task"] for r in rows])
+    assert report["models"]["copy"]["acc_minus_student"]["mean"] == 0.0
+    assert set(report["models"]["student"]["masked_acc_by_task"]) == {r["task"] for r in rows}
+    # trained 10 more steps on these rows: it predicts their masked tokens better than the student does
+    assert report["models"]["further"]["masked_nll"] < report["models"]["student"]["masked_nll"]
+    assert _same(masked_scores(models, rows, 4, seed=3)["further"], scores["further"])  # the seed fixes the noise
+    with pytest.raises(ValueError, match="must divide"):
+        masked_scores({"student": (student, 4), "odd": (student, 3)}, rows, 4)
+
+
+def test_teacher_check_compare_leaves_out_unmasked_samples_and_pairs_the_rest():
+    from wamdiff2_ros.evaluation.teacher_check import compare
+
+    nan = float("nan")
+    scores = {"student": {"acc": [0.5, nan, 0.7, 0.1], "nll": [1.0, nan, 0.5, 2.0]},
+              "teacher": {"acc": [0.6, 0.9, 0.9, 0.2], "nll": [0.8, 0.1, 0.4, 1.5]}}
+    report = compare(scores, "student", tasks=["planning", "planning", "understanding", "planning"])
+    assert report["samples"] == 3
+    teacher = report["models"]["teacher"]
+    assert teacher["masked_acc"] == pytest.approx((0.6 + 0.9 + 0.2) / 3)
+    assert teacher["masked_acc_by_task"] == pytest.approx({"planning": 0.4, "understanding": 0.9})
+    diff = teacher["acc_minus_student"]
+    assert diff["mean"] == pytest.approx(0.4 / 3)
+    assert diff["ci95"][0] <= diff["mean"] <= diff["ci95"][1]
