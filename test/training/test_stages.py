@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 import torch
@@ -177,29 +178,37 @@ def _same(a, b):
 
 
 def test_teacher_check_reads_every_model_on_the_same_noisy_states(ladder):
-    """Stage II/III's teacher check: a copy of the student scores exactly the student; a model trained further scores better."""
-    from wamdiff2_ros.evaluation.teacher_check import compare, masked_scores
+    """Stage II/III's teacher check: a copy of the student scores exactly the student; a uniform model scores log(V)."""
+    from wamdiff2_ros.training.teacher_check import compare, masked_scores
 
     cfg, result = ladder["b4"]
     student = load_model(result.output_dir, block_size=4)
     rows = _rows(cfg, student)
     models = {"student": (student, 4), "copy": (load_model(result.output_dir, block_size=4), 4),
-              "further": (load_model(ladder["teacher"], block_size=4), 4)}
+              "uniform": (load_model(result.output_dir, block_size=4), 4)}
+    head = models["uniform"][0].model.get_output_embeddings()
+    with torch.no_grad():  # every logit equal: each masked token costs log(vocabulary), and argmax is token 0
+        head.weight.zero_()
+        if head.bias is not None:
+            head.bias.zero_()
     scores = masked_scores(models, rows, 4, seed=3)
     assert len(scores["student"]["acc"]) == len(rows)
     assert _same(scores["copy"], scores["student"])
     report = compare(scores, "student", tasks=[r["task"] for r in rows])
     assert report["models"]["copy"]["acc_minus_student"]["mean"] == 0.0
     assert set(report["models"]["student"]["masked_acc_by_task"]) == {r["task"] for r in rows}
-    # trained 10 more steps on these rows: it predicts their masked tokens better than the student does
-    assert report["models"]["further"]["masked_nll"] < report["models"]["student"]["masked_nll"]
-    assert _same(masked_scores(models, rows, 4, seed=3)["further"], scores["further"])  # the seed fixes the noise
+    vocabulary = head.weight.shape[0]
+    assert report["models"]["uniform"]["masked_nll"] == pytest.approx(math.log(vocabulary), rel=1e-4)
+    assert report["models"]["student"]["masked_nll"] < report["models"]["uniform"]["masked_nll"]
+    assert report["models"]["uniform"]["acc_minus_student"]["ci95"][1] < 0
+    assert _same(masked_scores(models, rows, 4, seed=3)["student"], scores["student"])  # the seed fixes the noise
+    assert not _same(masked_scores(models, rows, 4, seed=4)["student"], scores["student"])
     with pytest.raises(ValueError, match="must divide"):
         masked_scores({"student": (student, 4), "odd": (student, 3)}, rows, 4)
 
 
 def test_teacher_check_compare_leaves_out_unmasked_samples_and_pairs_the_rest():
-    from wamdiff2_ros.evaluation.teacher_check import compare
+    from wamdiff2_ros.training.teacher_check import compare
 
     nan = float("nan")
     scores = {"student": {"acc": [0.5, nan, 0.7, 0.1], "nll": [1.0, nan, 0.5, 2.0]},

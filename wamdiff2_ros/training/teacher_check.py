@@ -9,7 +9,7 @@ each at its own block size. Per sample it gives the share of masked positions wh
 argmax is the data's token and the mean negative log-likelihood there; :func:`compare`
 pairs each model with the student (bootstrap 95 % interval of the mean difference).
 
-    python -m wamdiff2_ros.evaluation.teacher_check --student runs/paper8/tiny-b32 \\
+    python -m wamdiff2_ros.training.teacher_check --student runs/paper8/tiny-b32 \\
         --model t16=runs/s2t/t16:16 --split runs/data/synth-val-l10 --plan-style cv1 --json out.json
 """
 
