@@ -57,12 +57,9 @@ def masked_scores(models: dict[str, tuple[Any, int]], rows: Sequence[dict[str, A
             with torch.no_grad():
                 logits = diffusion_forward(vla, list(prompts), clean, noisy, block_size=own).float().cpu()
             nll = F.cross_entropy(logits.transpose(1, 2), clean, reduction="none")
-            hit = logits.argmax(-1) == clean
-            for b in range(clean.shape[0]):
-                m = masked[b]
-                count = int(m.sum())
-                out[name]["acc"].append(float(hit[b][m].sum()) / count if count else float("nan"))
-                out[name]["nll"].append(float(nll[b][m].sum()) / count if count else float("nan"))
+            count = masked.sum(1).double()  # 0 masked positions: 0 / 0 = NaN
+            out[name]["acc"] += (((logits.argmax(-1) == clean) & masked).sum(1).double() / count).tolist()
+            out[name]["nll"] += ((nll.double() * masked).sum(1) / count).tolist()
     return out
 
 
